@@ -1,0 +1,228 @@
+"""Gymnasium envs (and old 4-tuple gym envs) behind rlrun's ``Env`` interface.
+
+- ``done = terminated or truncated``; ``env_info.timeout`` is True when the episode was cut by a time
+  limit and did not also terminate, so algorithms can bootstrap through time limits.
+- ``env_info`` is a namedtuple whose fields are fixed when the wrapper is built: ``timeout`` plus the
+  numeric keys of the info dicts returned by one probe ``reset`` and ``step`` (or of ``info_example``).
+  A key missing at a later step is filled with zeros of its example's shape. A key that first
+  appears later is dropped, with one warning naming it (``strict_info=True`` raises instead);
+  pass ``info_example`` to declare such keys up front. Non-numeric values (strings, objects) are
+  not stored, since samplers keep infos in arrays.
+- Old-API envs (``reset() -> obs``, ``step() -> (obs, reward, done, info)``) are recognised from what
+  they return, without importing ``gym``; their ``info["TimeLimit.truncated"]`` becomes ``timeout``.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from typing import Any
+
+import numpy as np
+
+from rlrun.envs.base import Env, EnvStep
+from rlrun.envs.validation import check_action, check_observation, check_reward
+from rlrun.spaces.gym_wrapper import GymSpaceWrapper, field_name
+from rlrun.utils.collections import namedtuple
+
+__all__ = ["GymEnvWrapper", "make", "EnvInfoConverter"]
+
+_log = logging.getLogger(__name__)
+_OLD_TIMEOUT_KEY = "TimeLimit.truncated"
+
+
+class EnvInfoConverter:
+    """Turns info dicts into one fixed namedtuple type, built from an example info dict."""
+
+    def __init__(self, example: dict, strict: bool = False, env_name: str = "env") -> None:
+        self.strict = strict
+        self.env_name = env_name
+        self._keys: list[str] = []  # info keys stored, in field order (after "timeout")
+        self._nulls: list[Any] = []
+        self._ignored: set[str] = {_OLD_TIMEOUT_KEY, "timeout"}
+        self._warned: set[str] = set()
+        fields = ["timeout"]
+        for key, value in example.items():
+            if key in self._ignored:
+                continue
+            arr = np.asarray(value)
+            if arr.dtype.kind not in "biuf":
+                self._ignored.add(key)  # strings, dicts, objects: not storable in arrays
+                continue
+            name = field_name(key)
+            if name in fields or name.startswith("_"):
+                name = f"info_{name.lstrip('_')}"
+            fields.append(name)
+            self._keys.append(key)
+            self._nulls.append(np.zeros_like(arr)[()])
+        self._known = set(self._keys) | self._ignored
+        self.EnvInfoCls = namedtuple("EnvInfo", fields)
+
+    def __call__(self, info: dict, timeout: bool):
+        if not self._known.issuperset(info):
+            self._unexpected(info)
+        nulls = self._nulls
+        return self.EnvInfoCls(timeout, *(info.get(k, nulls[i]) for i, k in enumerate(self._keys)))
+
+    def _unexpected(self, info: dict) -> None:
+        new = sorted(str(k) for k in info if k not in self._known and k not in self._warned)
+        if not new:
+            return
+        message = (
+            f"{self.env_name}: info key(s) {new} appeared after the wrapper was built and are not stored "
+            "(env_info fields are fixed at construction). Pass info_example={...} to GymEnvWrapper/make "
+            "to declare them."
+        )
+        if self.strict:
+            raise KeyError(message)
+        self._warned.update(new)
+        warnings.warn(message, stacklevel=3)
+
+
+class GymEnvWrapper(Env):
+    """Wraps a Gymnasium (or old gym) env; spaces become rlrun spaces, dict observations namedtuples.
+
+    At construction the env is reset and stepped once (unless ``validate=False``) to learn its info
+    keys and to check its observations against the declared observation space.
+    """
+
+    def __init__(
+        self,
+        env: Any,
+        act_null_value: Any = 0,
+        obs_null_value: Any = 0,
+        force_float32: bool = True,
+        info_example: dict | None = None,
+        strict_info: bool = False,
+        validate: bool = True,
+        check_actions: bool = True,
+        check_observations: bool = False,
+    ) -> None:
+        self.env = env
+        self._obs_space = GymSpaceWrapper(env.observation_space, obs_null_value, "obs", force_float32)
+        self._act_space = GymSpaceWrapper(env.action_space, act_null_value, "act", force_float32=False)
+        self.check_actions = check_actions
+        self.check_observations = check_observations
+        self._seed: int | None = None
+        self._new_api: bool | None = None
+        name = type(self).__name__ + f"({self._env_id()})"
+        example = dict(info_example or {})
+        if validate:
+            example = {**self._probe(), **example}
+        self._info = EnvInfoConverter(example, strict=strict_info, env_name=name)
+
+    def _env_id(self) -> str:
+        spec = getattr(self.env, "spec", None)
+        return getattr(spec, "id", None) or type(getattr(self.env, "unwrapped", self.env)).__name__
+
+    def _probe(self) -> dict:
+        """Reset and step once with a random action; check observations; return the merged infos."""
+        observation, reset_info = self._reset()
+        check_observation(self, observation, self._obs_space.space, "reset()")
+        action = self.env.action_space.sample()
+        result = self.env.step(action)
+        self._detect_api(result)
+        observation, reward, info = result[0], result[1], result[-1]
+        check_observation(self, self._obs_space.convert(observation), self._obs_space.space, "step()")
+        check_reward(self, reward)
+        return {**(reset_info or {}), **(info or {})}
+
+    def _detect_api(self, step_result: tuple) -> None:
+        if len(step_result) == 5:
+            self._new_api = True
+        elif len(step_result) == 4:
+            self._new_api = False
+        else:
+            raise TypeError(
+                f"{type(self.env).__name__}.step returned {len(step_result)} values; expected Gymnasium's "
+                "(obs, reward, terminated, truncated, info) or old gym's (obs, reward, done, info)."
+            )
+
+    def _reset(self) -> tuple[Any, dict]:
+        seed, self._seed = self._seed, None
+        if seed is not None:
+            self.env.action_space.seed(seed)
+        if self._new_api is False:
+            if seed is not None and hasattr(self.env, "seed"):
+                self.env.seed(seed)
+            result = self.env.reset()
+        else:
+            result = self.env.reset() if seed is None else self.env.reset(seed=seed)
+        if isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict):
+            observation, info = result
+        else:
+            observation, info = result, {}
+        return self._obs_space.convert(observation), info
+
+    def reset(self):
+        return self._reset()[0]
+
+    def step(self, action) -> EnvStep:
+        if self.check_actions:
+            check_action(self, action, self._act_space.space)
+        result = self.env.step(self._act_space.revert(action))
+        if self._new_api is None:
+            self._detect_api(result)
+        if self._new_api:
+            observation, reward, terminated, truncated, info = result
+            done = bool(terminated or truncated)
+            timeout = bool(truncated and not terminated)
+        else:
+            observation, reward, done, info = result
+            done = bool(done)
+            timeout = bool(info.get(_OLD_TIMEOUT_KEY, False))
+        observation = self._obs_space.convert(observation)
+        if self.check_observations:
+            check_observation(self, observation, self._obs_space.space, "step()")
+        return EnvStep(observation, np.float32(reward), done, self._info(info, timeout))
+
+    def seed(self, seed: int | None) -> None:
+        self._seed = None if seed is None else int(seed)
+
+    @property
+    def observation_space(self) -> GymSpaceWrapper:
+        return self._obs_space
+
+    @property
+    def action_space(self) -> GymSpaceWrapper:
+        return self._act_space
+
+    @property
+    def horizon(self) -> int | None:
+        spec = getattr(self.env, "spec", None)
+        return getattr(spec, "max_episode_steps", None)
+
+    def render(self, *args, **kwargs):
+        return self.env.render(*args, **kwargs)
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def make(
+    id: str,
+    *args: Any,
+    info_example: dict | None = None,
+    act_null_value: Any = 0,
+    obs_null_value: Any = 0,
+    force_float32: bool = True,
+    strict_info: bool = False,
+    check_observations: bool = False,
+    **kwargs: Any,
+) -> GymEnvWrapper:
+    """``gymnasium.make(id, *args, **kwargs)`` wrapped in :class:`GymEnvWrapper`.
+
+    Use it as ``EnvCls`` with ``env_kwargs=dict(id="CartPole-v1")`` in samplers.
+    """
+    import gymnasium
+
+    env = gymnasium.make(id, *args, **kwargs)
+    return GymEnvWrapper(
+        env,
+        act_null_value=act_null_value,
+        obs_null_value=obs_null_value,
+        force_float32=force_float32,
+        info_example=info_example,
+        strict_info=strict_info,
+        check_observations=check_observations,
+    )

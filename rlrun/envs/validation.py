@@ -1,0 +1,128 @@
+"""Checks that an env's outputs agree with its declared spaces, with errors a user can act on.
+
+Samplers call :func:`validate_env` on the first env they build, so a custom env whose observation
+does not match its declared space fails at startup with one line naming the env class, the field,
+and the declared and actual shapes, instead of deep inside a model much later.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from rlrun.spaces.base import Space
+from rlrun.utils.collections import is_namedtuple
+
+__all__ = [
+    "EnvValidationError",
+    "validate_env",
+    "check_observation",
+    "check_action",
+    "check_reward",
+    "check_finite",
+]
+
+
+class EnvValidationError(ValueError):
+    """An env produced or was given a value that disagrees with its declared spaces."""
+
+
+def _env_name(env: Any) -> str:
+    inner = getattr(env, "env", None)
+    name = type(env).__name__
+    if inner is not None and not isinstance(inner, (str, bytes)):
+        spec = getattr(inner, "spec", None)
+        env_id = getattr(spec, "id", None)
+        name += f"({env_id or type(inner).__name__})"
+    return name
+
+
+def check_observation(env: Any, observation: Any, space: Space, where: str, check_nan: bool = True) -> None:
+    """Raise :class:`EnvValidationError` if ``observation`` is not a value of ``space``."""
+    why = space.mismatch(observation)
+    if why is not None:
+        raise EnvValidationError(
+            f"{_env_name(env)}: the observation from {where} does not match the declared observation space: "
+            f"{why}. Declared: {space!r}. Fix the env's observation or its declared space."
+        )
+    if check_nan:
+        check_finite(env, observation, where)
+
+
+def check_finite(env: Any, observation: Any, where: str, name: str = "observation") -> None:
+    """Raise if any floating field of ``observation`` holds NaN or infinity."""
+    if is_namedtuple(observation):
+        for field, value in zip(observation._fields, observation):
+            check_finite(env, value, where, f"{name}.{field}")
+        return
+    arr = np.asarray(observation)
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raise EnvValidationError(
+            f"{_env_name(env)}: {name} from {where} holds NaN or infinite values "
+            f"({int(np.sum(~np.isfinite(arr)))} of {arr.size}). Check the env's dynamics or its reward/obs scaling."
+        )
+
+
+def check_action(env: Any, action: Any, space: Space) -> None:
+    """Raise if ``action`` is not in the env's action space."""
+    why = space.mismatch(action)
+    if why is not None:
+        raise EnvValidationError(
+            f"{_env_name(env)}: action {action!r} is not in the action space: {why}. Declared: {space!r}. "
+            "Check the agent's output (its distribution and the action space it was initialised with)."
+        )
+
+
+def check_reward(env: Any, reward: Any) -> None:
+    """Raise if ``reward`` is not one real number."""
+    if isinstance(reward, (bool, np.bool_)) or not (
+        isinstance(reward, numbers.Real)
+        or (isinstance(reward, np.ndarray) and reward.shape == () and reward.dtype.kind in "iuf")
+    ):
+        raise EnvValidationError(
+            f"{_env_name(env)}: reward must be one real number (a Python or numpy scalar), got "
+            f"{type(reward).__name__} {np.shape(reward) if hasattr(reward, 'shape') else ''} {reward!r}. "
+            "Return a float, e.g. float(reward.sum()) for vector rewards."
+        )
+    if not np.isfinite(reward):
+        raise EnvValidationError(f"{_env_name(env)}: reward is {reward!r}, not a finite number.")
+
+
+def validate_env(env: Any, n_steps: int = 1, check_nan: bool = True) -> None:
+    """Reset ``env`` and take ``n_steps`` null actions, checking every output against the spaces.
+
+    Leaves the env in need of a reset. Raises :class:`EnvValidationError` on the first mismatch.
+    """
+    spaces = env.spaces
+    obs_space, act_space = spaces.observation, spaces.action
+    for name, space in (("observation", obs_space), ("action", act_space)):
+        if not isinstance(space, Space) and not hasattr(space, "mismatch"):
+            raise EnvValidationError(
+                f"{_env_name(env)}: its {name} space is a {type(space).__name__}, not an rlrun space. "
+                "Use IntBox, FloatBox or Composite (rlrun.spaces), or GymSpaceWrapper for Gymnasium spaces."
+            )
+    observation = env.reset()
+    check_observation(env, observation, obs_space, "reset()", check_nan)
+    action = act_space.null_value()
+    for i in range(n_steps):
+        step = env.step(action)
+        if not (isinstance(step, tuple) and len(step) == 4):
+            raise EnvValidationError(
+                f"{_env_name(env)}: step() returned a {type(step).__name__}; it must return "
+                "EnvStep(observation, reward, done, env_info) from rlrun.envs.base."
+            )
+        observation, reward, done, env_info = step
+        check_observation(env, observation, obs_space, f"step() #{i + 1}", check_nan)
+        check_reward(env, reward)
+        if np.ndim(done) != 0:
+            raise EnvValidationError(f"{_env_name(env)}: done must be one bool, got shape {np.shape(done)}.")
+        if env_info is not None and not is_namedtuple(env_info):
+            raise EnvValidationError(
+                f"{_env_name(env)}: env_info must be a namedtuple with fixed fields (samplers store it in "
+                f"arrays), got a {type(env_info).__name__}."
+            )
+        if done:
+            observation = env.reset()
+            check_observation(env, observation, obs_space, "reset()", check_nan)

@@ -1,0 +1,42 @@
+"""The space interface: what values an env emits or accepts, and their null value."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Space"]
+
+
+class Space:
+    """Describes a set of values of one shape and dtype (or a named structure of such sets)."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    def sample(self) -> Any:
+        """A uniformly random value of the space (from this space's own generator)."""
+        raise NotImplementedError
+
+    def null_value(self) -> Any:
+        """A fixed value of the space used to fill buffers and as ``prev_action`` at resets."""
+        raise NotImplementedError
+
+    def mismatch(self, value: Any) -> str | None:
+        """Why ``value`` is not in the space, in words, or None when it is."""
+        raise NotImplementedError
+
+    def contains(self, value: Any) -> bool:
+        return self.mismatch(value) is None
+
+    def seed(self, seed: int | None = None) -> None:
+        """Seed the generator that :meth:`sample` draws from."""
+        self._rng = np.random.default_rng(seed)
+
+    @property
+    def rng(self) -> np.random.Generator:
+        rng = getattr(self, "_rng", None)
+        if rng is None:
+            rng = self._rng = np.random.default_rng()
+        return rng

@@ -1,0 +1,67 @@
+"""A named structure of spaces, whose values are namedarraytuples (e.g. Dict observations)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rlrun.spaces.base import Space
+from rlrun.utils.collections import is_namedtuple, namedarraytuple_like
+
+__all__ = ["Composite"]
+
+
+class Composite(Space):
+    """Fields ``NamedTupleCls._fields``, each described by the space at the same position."""
+
+    def __init__(self, spaces: Sequence[Space], NamedTupleCls: type) -> None:
+        if len(spaces) != len(NamedTupleCls._fields):
+            raise ValueError(
+                f"Composite: {len(spaces)} spaces for the {len(NamedTupleCls._fields)} fields "
+                f"{NamedTupleCls._fields} of {NamedTupleCls.__name__}."
+            )
+        self.spaces = tuple(spaces)
+        self._NamedTupleCls = namedarraytuple_like(NamedTupleCls)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self._NamedTupleCls._fields
+
+    @property
+    def NamedTupleCls(self) -> type:
+        return self._NamedTupleCls
+
+    @property
+    def shape(self):
+        return self._NamedTupleCls(*(s.shape for s in self.spaces))
+
+    @property
+    def dtype(self):
+        return self._NamedTupleCls(*(s.dtype for s in self.spaces))
+
+    def sample(self):
+        return self._NamedTupleCls(*(s.sample() for s in self.spaces))
+
+    def null_value(self):
+        return self._NamedTupleCls(*(s.null_value() for s in self.spaces))
+
+    def seed(self, seed: int | None = None) -> None:
+        for i, s in enumerate(self.spaces):
+            s.seed(None if seed is None else seed + i)
+
+    def mismatch(self, value: Any) -> str | None:
+        if not is_namedtuple(value):
+            return f"expected a {self._NamedTupleCls.__name__}{self.names}, got a {type(value).__name__}"
+        if tuple(value._fields) != tuple(self.names):
+            missing = [n for n in self.names if n not in value._fields]
+            extra = [n for n in value._fields if n not in self.names]
+            return f"fields {tuple(value._fields)} differ from {self.names} (missing {missing}, unexpected {extra})"
+        for name, space, v in zip(self.names, self.spaces, value):
+            why = space.mismatch(v)
+            if why is not None:
+                return f"field {name!r}: {why}"
+        return None
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{n}={s!r}" for n, s in zip(self.names, self.spaces))
+        return f"Composite({inner})"

@@ -1,0 +1,40 @@
+"""Real-valued box: continuous observations and actions."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rlrun.spaces.box import Box
+
+__all__ = ["FloatBox"]
+
+
+class FloatBox(Box):
+    """Reals in ``[low, high]``; infinite bounds are allowed (sampling then draws a unit normal)."""
+
+    def __init__(self, low, high, shape=None, null_value=0.0, dtype="float32") -> None:
+        if not np.issubdtype(np.dtype(dtype), np.floating):
+            raise ValueError(f"FloatBox needs a floating dtype, got {dtype!r}; use IntBox for integers.")
+        super().__init__(low, high, shape=shape, dtype=dtype, null_value=null_value)
+
+    def sample(self) -> np.ndarray:
+        low = np.broadcast_to(self.low, self.shape)
+        high = np.broadcast_to(self.high, self.shape)
+        bounded = np.isfinite(low) & np.isfinite(high)
+        out = self.rng.standard_normal(self.shape)
+        out = np.where(
+            bounded, self.rng.uniform(np.where(bounded, low, 0), np.where(bounded, high, 1), self.shape), out
+        )
+        return out.astype(self.dtype)
+
+    def mismatch(self, value, check_bounds: bool = False) -> str | None:
+        """Shape and dtype must match; bounds are only checked with ``check_bounds`` (envs often
+        declare nominal bounds that states exceed)."""
+        why = self._shape_mismatch(value)
+        if why is not None:
+            return why
+        if check_bounds:
+            arr = np.asarray(value)
+            if np.any(arr < self.low) or np.any(arr > self.high):
+                return f"value {value!r} is outside [{self.low}, {self.high}]"
+        return None

@@ -1,0 +1,209 @@
+"""Conversion between Gymnasium (or old gym) spaces and rlrun spaces.
+
+Spaces are recognised by class name and attributes, so spaces of the old ``gym`` package convert
+too without importing it. Dict and Tuple spaces become :class:`Composite` spaces whose values are
+namedarraytuples; ``GymSpaceWrapper.convert`` and ``revert`` translate values both ways.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from rlrun.spaces.base import Space
+from rlrun.spaces.composite import Composite
+from rlrun.spaces.float_box import FloatBox
+from rlrun.spaces.int_box import IntBox
+from rlrun.utils.collections import is_namedtuple, namedarraytuple
+
+__all__ = ["GymSpaceWrapper", "from_gym_space", "to_gym_space", "field_name"]
+
+
+def field_name(key: Any) -> str:
+    """A namedtuple field name for a dict key: non-identifier characters become underscores."""
+    name = re.sub(r"\W", "_", str(key)).strip("_") or "field"
+    if name[0].isdigit():
+        name = "f" + name
+    return name
+
+
+def _typename(name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[_\W]+", name) if part) or "Obs"
+
+
+def from_gym_space(space: Any, name: str = "obs", null_value: Any = 0, force_float32: bool = True) -> Space:
+    """The rlrun space for a Gymnasium space (Box, Discrete, MultiDiscrete, MultiBinary, Dict, Tuple)."""
+    kind = type(space).__name__
+    if kind == "Discrete":
+        start = int(getattr(space, "start", 0))
+        return IntBox(
+            low=start,
+            high=start + int(space.n),
+            dtype="int64",
+            null_value=_int_null(null_value, start, start + int(space.n)),
+        )
+    if kind == "MultiDiscrete":
+        nvec = np.asarray(space.nvec)
+        start = np.asarray(getattr(space, "start", np.zeros_like(nvec)))
+        return IntBox(low=start, high=start + nvec, shape=nvec.shape, dtype="int64")
+    if kind == "MultiBinary":
+        return IntBox(low=0, high=2, shape=np.atleast_1d(space.n).tolist(), dtype=space.dtype or "int8")
+    if kind == "Box":
+        dtype = np.dtype(space.dtype)
+        if np.issubdtype(dtype, np.floating):
+            if force_float32:
+                dtype = np.dtype("float32")
+            low, high = _compact(space.low), _compact(space.high)
+            return FloatBox(low=low, high=high, shape=space.shape, dtype=dtype, null_value=null_value)
+        if np.issubdtype(dtype, np.integer) or dtype == np.bool_:
+            low, high = _compact(space.low), _compact(space.high)
+            # Gymnasium's integer Box includes high; IntBox excludes it.
+            high = np.asarray(high).astype(np.int64) + 1
+            return IntBox(low=low, high=high if high.ndim else int(high), shape=space.shape, dtype=dtype)
+        raise TypeError(f"Box space of dtype {dtype} is not supported.")
+    if kind == "Dict":
+        keys = list(space.spaces.keys())
+        fields = [field_name(k) for k in keys]
+        if len(set(fields)) != len(fields):
+            raise ValueError(f"Dict space keys {keys} collide after conversion to field names {fields}.")
+        subs = [from_gym_space(space.spaces[k], f"{name}_{f}", null_value, force_float32) for k, f in zip(keys, fields)]
+        return Composite(subs, namedarraytuple(_typename(name), fields))
+    if kind == "Tuple":
+        fields = [f"x{i}" for i in range(len(space.spaces))]
+        subs = [from_gym_space(s, f"{name}_{f}", null_value, force_float32) for s, f in zip(space.spaces, fields)]
+        return Composite(subs, namedarraytuple(_typename(name), fields))
+    raise TypeError(
+        f"Cannot convert a {kind} space: rlrun handles Box, Discrete, MultiDiscrete, MultiBinary, Dict "
+        "and Tuple. Wrap the env to expose one of those."
+    )
+
+
+def _int_null(null_value, low, high):
+    """The requested null value where the space holds it, else None (IntBox then uses ``low``)."""
+    try:
+        ok = bool(np.all((np.asarray(null_value) >= low) & (np.asarray(null_value) < high)))
+    except TypeError:
+        return None
+    return null_value if ok else None
+
+
+def _compact(bound: np.ndarray):
+    """A scalar where every element of a bound is the same, else the array."""
+    bound = np.asarray(bound)
+    if bound.size and np.all(bound == bound.flat[0]):
+        return bound.flat[0].item()
+    return bound
+
+
+def to_gym_space(space: Space):
+    """The Gymnasium space for an rlrun space."""
+    from gymnasium import spaces as gs
+
+    if isinstance(space, IntBox):
+        if space.shape == () and not np.ndim(space.low):
+            return gs.Discrete(space.n, start=int(space.low))
+        low = np.broadcast_to(space.low, space.shape)
+        high = np.broadcast_to(space.high, space.shape)
+        if np.all(low == 0):
+            return gs.MultiDiscrete(high.astype(np.int64))
+        return gs.Box(low=low, high=high - 1, shape=space.shape, dtype=space.dtype)
+    if isinstance(space, FloatBox):
+        return gs.Box(low=space.low, high=space.high, shape=space.shape, dtype=space.dtype)
+    if isinstance(space, Composite):
+        return gs.Dict({n: to_gym_space(s) for n, s in zip(space.names, space.spaces)})
+    raise TypeError(f"No Gymnasium space for {type(space).__name__}.")
+
+
+class GymSpaceWrapper(Space):
+    """An rlrun space made from a Gymnasium space, which also translates values.
+
+    ``convert`` turns a Gymnasium value (dict, tuple, array) into the rlrun value (namedarraytuple,
+    float32 where ``force_float32``); ``revert`` turns an rlrun value back (for actions).
+    """
+
+    def __init__(self, space: Any, null_value: Any = 0, name: str = "obs", force_float32: bool = True) -> None:
+        self._gym_space = space
+        self.space = from_gym_space(space, name=name, null_value=null_value, force_float32=force_float32)
+        self._dict_keys = self._keys(space)
+
+    @staticmethod
+    def _keys(space):
+        kind = type(space).__name__
+        if kind == "Dict":
+            return ("dict", list(space.spaces.keys()), [GymSpaceWrapper._keys(s) for s in space.spaces.values()])
+        if kind == "Tuple":
+            return ("tuple", None, [GymSpaceWrapper._keys(s) for s in space.spaces])
+        return None
+
+    @property
+    def gym_space(self):
+        return self._gym_space
+
+    @property
+    def shape(self):
+        return self.space.shape
+
+    @property
+    def dtype(self):
+        return self.space.dtype
+
+    @property
+    def n(self) -> int:
+        return self.space.n
+
+    def sample(self):
+        return self.space.sample()
+
+    def null_value(self):
+        return self.space.null_value()
+
+    def seed(self, seed: int | None = None) -> None:
+        self.space.seed(seed)
+
+    def mismatch(self, value) -> str | None:
+        return self.space.mismatch(value)
+
+    def __repr__(self) -> str:
+        return f"GymSpaceWrapper({self.space!r})"
+
+    def convert(self, value):
+        """Gymnasium value -> rlrun value."""
+        return self._convert(value, self.space, self._dict_keys)
+
+    def _convert(self, value, space, keys):
+        if keys is None:
+            if isinstance(space, FloatBox):
+                return np.asarray(value, dtype=space.dtype)
+            return np.asarray(value)
+        kind, dict_keys, sub_keys = keys
+        cls = space.NamedTupleCls
+        if kind == "dict":
+            if not isinstance(value, dict):
+                raise TypeError(f"Expected a dict observation with keys {dict_keys}, got a {type(value).__name__}.")
+            missing = [k for k in dict_keys if k not in value]
+            if missing:
+                raise KeyError(
+                    f"Observation dict lacks key(s) {missing} declared by its Dict space (present: {list(value)})."
+                )
+            items = [value[k] for k in dict_keys]
+        else:
+            items = list(value)
+        return cls(*(self._convert(v, s, k) for v, s, k in zip(items, space.spaces, sub_keys)))
+
+    def revert(self, value):
+        """rlrun value -> Gymnasium value (a Python int for Discrete spaces)."""
+        return self._revert(value, self._gym_space, self._dict_keys)
+
+    def _revert(self, value, gym_space, keys):
+        if keys is None:
+            if type(gym_space).__name__ == "Discrete":
+                return int(value)
+            return np.asarray(value, dtype=gym_space.dtype)
+        kind, dict_keys, sub_keys = keys
+        if not is_namedtuple(value):
+            raise TypeError(f"Expected a namedtuple action, got a {type(value).__name__}.")
+        if kind == "dict":
+            return {k: self._revert(v, gym_space.spaces[k], sk) for k, v, sk in zip(dict_keys, value, sub_keys)}
+        return tuple(self._revert(v, s, sk) for v, s, sk in zip(value, gym_space.spaces, sub_keys))

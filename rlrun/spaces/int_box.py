@@ -1,0 +1,42 @@
+"""Integer box: discrete actions, categorical observations, pixel images."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rlrun.spaces.box import Box
+
+__all__ = ["IntBox"]
+
+
+class IntBox(Box):
+    """Integers in ``[low, high)``: ``high`` is exclusive, so ``IntBox(0, n)`` has ``n`` values."""
+
+    def __init__(self, low, high, shape=None, dtype="int64", null_value=None) -> None:
+        if not np.issubdtype(np.dtype(dtype), np.integer) and np.dtype(dtype) != np.bool_:
+            raise ValueError(f"IntBox needs an integer dtype, got {dtype!r}; use FloatBox for real values.")
+        super().__init__(low, high, shape=shape, dtype=dtype, null_value=null_value)
+        if np.any(np.asarray(self.high) <= np.asarray(self.low)):
+            raise ValueError(f"IntBox: high ({high}) must exceed low ({low}); high is exclusive.")
+
+    def _default_null(self):
+        return np.broadcast_to(np.asarray(self.low, dtype=self.dtype), self.shape).copy()
+
+    @property
+    def n(self) -> int:
+        """Number of values each element can take: ``high - low`` (needs scalar bounds)."""
+        if np.ndim(self.low) or np.ndim(self.high):
+            raise AttributeError("IntBox.n needs scalar bounds; this box has per-element bounds.")
+        return int(self.high) - int(self.low)
+
+    def sample(self) -> np.ndarray:
+        return self.rng.integers(self.low, self.high, size=self.shape, dtype=self.dtype, endpoint=False)
+
+    def mismatch(self, value) -> str | None:
+        why = self._shape_mismatch(value)
+        if why is not None:
+            return why
+        arr = np.asarray(value)
+        if np.any(arr < self.low) or np.any(arr >= self.high):
+            return f"value {value!r} is outside [{self.low}, {self.high})"
+        return None

@@ -1,0 +1,1 @@
+"""Data structures and helpers with no dependency on the rest of rlrun."""

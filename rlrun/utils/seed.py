@@ -1,0 +1,46 @@
+"""Seeding of every random number generator a run touches."""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import time
+
+import numpy as np
+import torch
+
+__all__ = ["set_seed", "make_seed", "get_seed", "set_envs_seeds"]
+
+_log = logging.getLogger(__name__)
+_seed: int | None = None
+
+
+def set_seed(seed: int) -> None:
+    """Seed Python's ``random``, numpy's global generator and torch (CPU and every CUDA device)."""
+    global _seed
+    seed = int(seed) % (2**32)
+    _seed = seed
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    _log.debug("Seed set to %d.", seed)
+
+
+def get_seed() -> int | None:
+    """The seed last given to :func:`set_seed` in this process, or None."""
+    return _seed
+
+
+def make_seed() -> int:
+    """A fresh 32-bit seed from the clock, the process id and OS entropy: differs between calls."""
+    mixed = (time.time_ns() ^ (os.getpid() << 16)) ^ int.from_bytes(os.urandom(4), "little")
+    return mixed % (2**32)
+
+
+def set_envs_seeds(envs, seed: int | None) -> None:
+    """Give env ``i`` the seed ``seed + i``, so seeds follow env ranks rather than processes."""
+    if seed is None:
+        return
+    for i, env in enumerate(envs):
+        env.seed(int(seed) + i)

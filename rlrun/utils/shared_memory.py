@@ -1,0 +1,73 @@
+"""Numpy arrays in shared memory that every start method can hand to its children.
+
+The bytes live in a ``multiprocessing.RawArray``: an anonymous, already-unlinked mapping, so nothing
+is left in ``/dev/shm`` even when a process is killed. Forked children inherit the mapping. Spawned
+and forkserver children receive it when the array is passed in the ``Process`` arguments:
+``SharedArray`` pickles as (raw buffer, offset, shape, strides, dtype) rather than as a copy of its
+data, so a column slice ``samples_np[:, slice_B]`` arrives as a view of the same bytes.
+
+``torch.from_numpy`` over such an array gives a tensor view of the same memory; rebuild torch views in
+the child rather than pickling tensors (torch would copy non-shared storage into new shared memory).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import multiprocessing as mp
+from typing import Any
+
+import numpy as np
+
+__all__ = ["SharedArray", "np_mp_array", "is_shared"]
+
+
+def _rebuild_shared_array(raw, offset: int, shape, strides, dtype) -> SharedArray:
+    arr = np.ndarray(shape, dtype=dtype, buffer=memoryview(raw).cast("B"), offset=offset, strides=strides)
+    out = arr.view(SharedArray)
+    out._raw = raw
+    return out
+
+
+class SharedArray(np.ndarray):
+    """An ndarray over a ``RawArray``; views and slices keep a reference to the raw buffer."""
+
+    _raw: Any = None
+
+    def __array_finalize__(self, obj) -> None:
+        if obj is not None:
+            self._raw = getattr(obj, "_raw", None)
+
+    def __array_wrap__(self, out_arr, context=None, return_scalar=False):
+        # Results of arithmetic are new private arrays, not shared ones.
+        out = np.asarray(out_arr)
+        if return_scalar and out.ndim == 0:
+            return out[()]
+        return out
+
+    def __reduce__(self):
+        raw = self._raw
+        if raw is None or not _shares_bytes_with(self, raw):
+            return np.asarray(self).__reduce__()
+        base_address = ctypes.addressof(raw)
+        offset = self.__array_interface__["data"][0] - base_address
+        return _rebuild_shared_array, (raw, offset, self.shape, self.strides, self.dtype.str)
+
+
+def _shares_bytes_with(arr: np.ndarray, raw) -> bool:
+    start = ctypes.addressof(raw)
+    address = arr.__array_interface__["data"][0]
+    return start <= address <= start + ctypes.sizeof(raw)
+
+
+def np_mp_array(shape, dtype) -> SharedArray:
+    """A zero-filled array of ``shape`` and ``dtype`` in shared memory."""
+    dtype = np.dtype(dtype)
+    shape = (shape,) if np.isscalar(shape) else tuple(int(s) for s in shape)
+    nbytes = max(1, int(np.prod(shape, dtype=np.int64)) * dtype.itemsize)
+    raw = mp.RawArray(ctypes.c_byte, nbytes)
+    return _rebuild_shared_array(raw, 0, shape, None, dtype.str)
+
+
+def is_shared(arr: Any) -> bool:
+    """True when ``arr`` is a view of shared memory made by :func:`np_mp_array`."""
+    return isinstance(arr, SharedArray) and arr._raw is not None

@@ -1,0 +1,83 @@
+"""Leading-dimension bookkeeping and masked reductions for torch tensors.
+
+Models take input shaped ``[T, B, *shape]``, ``[B, *shape]`` or ``[*shape]``. They call
+``infer_leading_dims`` once, fold the leading dims into one batch dim for their layers, and call
+``restore_leading_dims`` on the outputs, so the same model serves one step, a batch and a sequence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+__all__ = ["infer_leading_dims", "restore_leading_dims", "valid_mean", "select_at_indexes", "to_onehot", "from_onehot"]
+
+
+def infer_leading_dims(tensor: torch.Tensor, dim: int) -> tuple[int, int, int, tuple[int, ...]]:
+    """Split ``tensor.shape`` into leading dims and the last ``dim`` data dims.
+
+    Returns ``(lead_dim, T, B, shape)``: ``lead_dim`` is 0, 1 or 2; T and B are 1 where absent.
+    """
+    lead_dim = tensor.dim() - dim
+    if not 0 <= lead_dim <= 2:
+        raise ValueError(
+            f"Expected a tensor with {dim} data dims and at most 2 leading dims [T, B], "
+            f"got shape {tuple(tensor.shape)}."
+        )
+    T = B = 1
+    shape = tuple(tensor.shape[lead_dim:])
+    if lead_dim == 2:
+        T, B = tensor.shape[:2]
+    elif lead_dim == 1:
+        B = tensor.shape[0]
+    return lead_dim, T, B, shape
+
+
+def restore_leading_dims(tensors, lead_dim: int, T: int = 1, B: int = 1):
+    """Undo the folding of ``[T*B, ...]`` back to ``[T, B, ...]``, ``[B, ...]`` or ``[...]``.
+
+    Accepts one tensor or a tuple/list of them (returns the same kind); ``None`` passes through.
+    """
+    is_seq = isinstance(tensors, (tuple, list))
+    items = tensors if is_seq else (tensors,)
+    if lead_dim == 2:
+        out = [None if t is None else t.view((T, B) + tuple(t.shape[1:])) for t in items]
+    elif lead_dim == 0:
+        if B != 1:
+            raise ValueError(f"lead_dim 0 means one unbatched input, but B={B}.")
+        out = [None if t is None else t.squeeze(0) for t in items]
+    else:
+        out = list(items)
+    return type(tensors)(out) if is_seq else out[0]
+
+
+def valid_mean(tensor: torch.Tensor, valid: torch.Tensor | None = None, dim: int | Sequence[int] | None = None):
+    """Mean of ``tensor`` over entries where ``valid`` is nonzero (all entries when it is None)."""
+    if valid is None:
+        return tensor.mean() if dim is None else tensor.mean(dim=dim)
+    valid = valid.type_as(tensor)
+    if dim is None:
+        return (tensor * valid).sum() / valid.sum().clamp(min=1)
+    return (tensor * valid).sum(dim=dim) / valid.sum(dim=dim).clamp(min=1)
+
+
+def select_at_indexes(indexes: torch.Tensor, tensor: torch.Tensor) -> torch.Tensor:
+    """Pick ``tensor[..., indexes]`` elementwise: for each leading position, one entry of the last dim.
+
+    ``indexes`` has the leading shape of ``tensor`` (all dims but the last), e.g. Q-values of actions.
+    """
+    return tensor.gather(-1, indexes.long().unsqueeze(-1)).squeeze(-1)
+
+
+def to_onehot(indexes: torch.Tensor, num: int, dtype: torch.dtype | None = None) -> torch.Tensor:
+    """One-hot encoding along a new last dim of size ``num``."""
+    dtype = indexes.dtype if dtype is None else dtype
+    onehot = torch.zeros(tuple(indexes.shape) + (num,), dtype=dtype, device=indexes.device)
+    onehot.scatter_(-1, indexes.long().unsqueeze(-1), 1)
+    return onehot
+
+
+def from_onehot(onehot: torch.Tensor, dtype: torch.dtype = torch.long) -> torch.Tensor:
+    """Indexes of the maxima along the last dim."""
+    return torch.argmax(onehot, dim=-1).type(dtype)

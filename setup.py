@@ -1,0 +1,42 @@
+"""rlrun: deep reinforcement learning in PyTorch with rlpyt's names and shared-memory samplers."""
+
+from pathlib import Path
+
+from setuptools import find_packages, setup
+
+HERE = Path(__file__).parent
+
+CORE = [
+    "torch>=1.12",
+    "numpy>=1.21",
+    "gymnasium>=1.0,<2",
+    "psutil>=5.8",
+]
+
+EXTRAS = {
+    "atari": ["ale-py>=0.9"],
+    "mujoco": ["mujoco>=3.0", "imageio>=2.14"],
+    "tensorboard": ["tensorboard>=2.10"],
+    "plotting": ["matplotlib>=3.5"],
+    "tests": ["pytest>=7", "pytest-timeout>=2.1", "pyyaml>=6", "ale-py>=0.9", "matplotlib>=3.5", "ruff>=0.5"],
+    "docs": ["mkdocs>=1.5"],
+}
+EXTRAS["all"] = sorted({req for reqs in EXTRAS.values() for req in reqs})
+
+setup(
+    name="rlrun",
+    version="0.1.0",
+    description="Deep reinforcement learning in PyTorch: rlpyt's API with Gymnasium, ale-py and hang-free samplers.",
+    long_description=(HERE / "README.md").read_text(encoding="utf-8"),
+    long_description_content_type="text/markdown",
+    license="MIT",
+    python_requires=">=3.10",
+    packages=find_packages(include=["rlrun", "rlrun.*"]),
+    install_requires=CORE,
+    extras_require=EXTRAS,
+    classifiers=[
+        "Programming Language :: Python :: 3",
+        "Topic :: Scientific/Engineering :: Artificial Intelligence",
+        "Operating System :: POSIX :: Linux",
+    ],
+)
