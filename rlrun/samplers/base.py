@@ -1,0 +1,87 @@
+"""What every sampler is configured with, and the interface runners call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlrun.envs.traj_info import TrajInfo
+from rlrun.samplers.collections import BatchSpec
+
+__all__ = ["BaseSampler"]
+
+
+class BaseSampler:
+    """Holds the env factory and batch shape; subclasses decide where envs and the agent run.
+
+    Runners call ``initialize`` once (it returns the examples algorithms build their buffers from),
+    ``obtain_samples(itr)`` each iteration, ``evaluate_agent(itr)`` when evaluating, and
+    ``shutdown()`` at the end, also after an error.
+    """
+
+    def __init__(
+        self,
+        EnvCls: Any,
+        env_kwargs: dict | None,
+        batch_T: int,
+        batch_B: int,
+        CollectorCls: type,
+        max_decorrelation_steps: int = 100,
+        TrajInfoCls: type = TrajInfo,
+        eval_n_envs: int = 0,
+        eval_CollectorCls: type | None = None,
+        eval_env_kwargs: dict | None = None,
+        eval_max_steps: int | None = None,
+        eval_max_trajectories: int | None = None,
+    ) -> None:
+        if int(batch_T) < 1 or int(batch_B) < 1:
+            raise ValueError(f"batch_T and batch_B must be at least 1, got batch_T={batch_T}, batch_B={batch_B}.")
+        if not callable(EnvCls):
+            raise TypeError(f"EnvCls must be a class or a function that builds an env, got {EnvCls!r}.")
+        eval_n_envs = int(eval_n_envs)
+        if eval_n_envs > 0 and eval_max_steps is None:
+            raise ValueError(
+                "eval_n_envs > 0 needs eval_max_steps: the most env steps one evaluation may take in "
+                "total, a safety cap (episodes still running at the cap are not counted)."
+            )
+        if eval_max_trajectories is not None and int(eval_max_trajectories) < 1:
+            raise ValueError(f"eval_max_trajectories must be at least 1 or None, got {eval_max_trajectories}.")
+        self.EnvCls = EnvCls
+        self.env_kwargs = dict(env_kwargs or {})
+        self.batch_spec = BatchSpec(int(batch_T), int(batch_B))
+        self.CollectorCls = CollectorCls
+        self.max_decorrelation_steps = int(max_decorrelation_steps)
+        self.TrajInfoCls = TrajInfoCls
+        self.eval_n_envs = eval_n_envs
+        self.eval_CollectorCls = eval_CollectorCls
+        self.eval_env_kwargs = dict(eval_env_kwargs) if eval_env_kwargs is not None else dict(self.env_kwargs)
+        self.eval_max_steps = None if eval_max_steps is None else int(eval_max_steps)
+        self.eval_max_trajectories = None if eval_max_trajectories is None else int(eval_max_trajectories)
+
+    @property
+    def batch_size(self) -> int:
+        return self.batch_spec.size
+
+    @property
+    def mid_batch_reset(self) -> bool:
+        return self.CollectorCls.mid_batch_reset
+
+    def initialize(
+        self,
+        agent: Any,
+        affinity: dict | None = None,
+        seed: int | None = None,
+        bootstrap_value: bool = False,
+        traj_info_kwargs: dict | None = None,
+        rank: int = 0,
+        world_size: int = 1,
+    ) -> Any:
+        raise NotImplementedError
+
+    def obtain_samples(self, itr: int):
+        raise NotImplementedError
+
+    def evaluate_agent(self, itr: int):
+        raise NotImplementedError
+
+    def shutdown(self) -> None:
+        pass

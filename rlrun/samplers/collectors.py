@@ -1,0 +1,302 @@
+"""Collectors: step a set of envs with the agent and write the steps into a ``[T, B]`` buffer.
+
+A collector owns ``B`` envs and the columns of the samples buffer that belong to them. The serial
+sampler runs one collector over all envs; each parallel worker runs one over its column slice. The
+base class holds the loop; a subclass for a custom env usually overrides one method.
+
+Semantics every collector keeps:
+- ``observation[t]`` is what the agent saw at step t; ``reward[t]``, ``done[t]``, ``env_info[t]``
+  are what the env returned for ``action[t]``.
+- On ``done`` the env is reset at once (``ResetCollector``) or at the start of the next batch
+  (``WaitResetCollector``). A trajectory's statistics are closed on ``env_info.traj_done`` where the
+  env reports it (Atari with episodic lives), else on ``done``.
+- ``prev_action`` / ``prev_reward`` at the first step of a new episode hold the last action and reward
+  of the previous one, in the buffer and in what the agent sees while sampling, so the two agree
+  (they are views of one array); recurrent agents reset their state through ``reset_one``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from rlrun.envs.traj_info import TrajInfo
+from rlrun.utils.buffer import buffer_from_example, numpify_buffer, torchify_buffer
+from rlrun.utils.collections import namedarraytuple
+
+__all__ = [
+    "BaseCollector",
+    "DecorrelatingStartCollector",
+    "ResetCollector",
+    "WaitResetCollector",
+    "BaseEvalCollector",
+    "EvalCollector",
+]
+
+# The same (cached) class as rlrun.agents.base.AgentInputs: numpy arrays [B, ...] owned by a collector.
+AgentInputs = namedarraytuple("AgentInputs", ["observation", "prev_action", "prev_reward"])
+
+
+class BaseCollector:
+    """Steps ``envs`` and fills ``samples_np`` (this collector's columns), ``batch_T`` steps per call."""
+
+    mid_batch_reset: bool = True
+
+    def __init__(
+        self,
+        rank: int,
+        envs: Sequence[Any],
+        samples_np: Any,
+        batch_T: int,
+        TrajInfoCls: type = TrajInfo,
+        agent: Any = None,
+        sync: Any = None,
+        step_buffer_np: Any = None,
+        global_B: int = 1,
+        env_ranks: Sequence[int] | None = None,
+        traj_info_kwargs: dict | None = None,
+    ) -> None:
+        self.rank = rank
+        self.envs = list(envs)
+        self.samples_np = samples_np
+        self.batch_T = batch_T
+        self.TrajInfoCls = TrajInfoCls
+        self.traj_info_kwargs = dict(traj_info_kwargs or {})
+        self.agent = agent
+        self.sync = sync
+        self.step_buffer_np = step_buffer_np
+        self.global_B = global_B
+        self.env_ranks = list(env_ranks) if env_ranks is not None else list(range(len(self.envs)))
+
+    def new_traj_info(self) -> TrajInfo:
+        return self.TrajInfoCls(**self.traj_info_kwargs)
+
+    def start_envs(self) -> tuple[Any, list[TrajInfo]]:
+        """Reset every env; return the agent inputs ``(observation, prev_action, prev_reward)``."""
+        raise NotImplementedError
+
+    def start_agent(self) -> None:
+        """Prepare the agent to act for these envs (after the sampler initialised it)."""
+        if self.agent is not None:
+            self.agent.reset()
+            self.agent.sample_mode(itr=0)
+
+    def collect_batch(self, agent_inputs: Any, traj_infos: list[TrajInfo], itr: int):
+        """Fill ``batch_T`` steps; return ``(agent_inputs, traj_infos, completed_traj_infos)``."""
+        raise NotImplementedError
+
+    def reset_if_needed(self, agent_inputs: Any) -> None:
+        """Called before each batch; resets envs that wait for it (``WaitResetCollector``)."""
+
+
+class DecorrelatingStartCollector(BaseCollector):
+    """Starts each env with a random number of random-action steps, so envs are out of phase.
+
+    The number of steps for env ``b`` and its actions come from a generator seeded by
+    ``decorrelation_seed + env_rank``, so they follow env ranks rather than processes.
+    """
+
+    def start_envs(self, max_decorrelation_steps: int = 0, decorrelation_seed: int | None = None):
+        traj_infos = [self.new_traj_info() for _ in self.envs]
+        example_obs = None
+        observations = []
+        for b, env in enumerate(self.envs):
+            observation = env.reset()
+            if max_decorrelation_steps > 0:
+                seed = None if decorrelation_seed is None else decorrelation_seed + self.env_ranks[b]
+                rng = np.random.default_rng(seed)
+                env.action_space.seed(int(rng.integers(2**31)))
+                n_steps = int(rng.integers(max_decorrelation_steps + 1))
+                for _ in range(n_steps):
+                    action = env.action_space.sample()
+                    o, r, d, env_info = env.step(action)
+                    traj_infos[b].step(observation, action, r, d, None, env_info)
+                    if getattr(env_info, "traj_done", d):
+                        traj_infos[b] = self.new_traj_info()
+                    observation = env.reset() if d else o
+            observations.append(observation)
+            example_obs = observation
+        observation = buffer_from_example(example_obs, len(self.envs))
+        for b, o in enumerate(observations):
+            observation[b] = o
+        act_space = self.envs[0].action_space
+        prev_action = buffer_from_example(act_space.null_value(), len(self.envs))
+        for b in range(len(self.envs)):
+            prev_action[b] = act_space.null_value()
+        prev_reward = np.zeros(len(self.envs), dtype=np.float32)
+        return AgentInputs(observation, prev_action, prev_reward), traj_infos
+
+
+class ResetCollector(DecorrelatingStartCollector):
+    """Runs the agent in this process; resets an env as soon as it is done (mid-batch).
+
+    ``WaitResetCollector`` is the same loop with ``mid_batch_reset = False``.
+    """
+
+    mid_batch_reset = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.need_reset = np.zeros(len(self.envs), dtype=bool)
+
+    def reset_if_needed(self, agent_inputs) -> None:
+        observation = agent_inputs[0]
+        for b in np.flatnonzero(self.need_reset):
+            observation[b] = self.envs[b].reset()
+            self.agent.reset_one(idx=b)
+        self.need_reset[:] = False
+
+    def collect_batch(self, agent_inputs, traj_infos, itr):
+        agent_buf, env_buf = self.samples_np.agent, self.samples_np.env
+        observation, action, reward = agent_inputs
+        obs_pyt, act_pyt, rew_pyt = torchify_buffer(agent_inputs)
+        agent_buf.prev_action[0] = action
+        env_buf.prev_reward[0] = reward
+        need_reset = self.need_reset
+        completed_infos = []
+        for t in range(self.batch_T):
+            env_buf.observation[t] = observation
+            agent_step = self.agent.step(obs_pyt, act_pyt, rew_pyt)
+            action[:] = numpify_buffer(agent_step.action)  # act_pyt views the same memory
+            agent_info = numpify_buffer(agent_step.agent_info)
+            for b, env in enumerate(self.envs):
+                if need_reset[b]:  # waiting for the batch end: filler step
+                    reward[b] = 0
+                    env_buf.done[t, b] = True
+                    continue
+                o, r, d, env_info = env.step(action[b])
+                traj_infos[b].step(observation[b], action[b], r, d, agent_info[b] if agent_info else None, env_info)
+                if getattr(env_info, "traj_done", d):
+                    completed_infos.append(traj_infos[b].terminate(o))
+                    traj_infos[b] = self.new_traj_info()
+                if d:
+                    if self.mid_batch_reset:
+                        o = env.reset()
+                        self.agent.reset_one(idx=b)
+                    else:
+                        need_reset[b] = True
+                if not need_reset[b]:
+                    observation[b] = o
+                reward[b] = r
+                env_buf.done[t, b] = d
+                if env_info:
+                    env_buf.env_info[t, b] = env_info
+            agent_buf.action[t] = action
+            env_buf.reward[t] = reward
+            if agent_info:
+                agent_buf.agent_info[t] = agent_info
+        if "bootstrap_value" in agent_buf._fields:
+            agent_buf.bootstrap_value[0] = numpify_buffer(self.agent.value(obs_pyt, act_pyt, rew_pyt))
+        return agent_inputs, traj_infos, completed_infos
+
+
+class WaitResetCollector(ResetCollector):
+    """Runs the agent in this process; a done env waits until the next batch to reset.
+
+    Steps after an env's done are filler (done True, reward 0, observation repeated) that
+    algorithms mask with ``valid_from_done``. Use it for recurrent training on whole batches.
+    """
+
+    mid_batch_reset = False
+
+
+class BaseEvalCollector:
+    """Runs evaluation episodes with the agent in eval mode and returns their TrajInfos."""
+
+    def __init__(
+        self,
+        rank: int,
+        envs: Sequence[Any],
+        TrajInfoCls: type,
+        traj_infos_queue: Any = None,
+        max_T: int = 10_000,
+        agent: Any = None,
+        sync: Any = None,
+        step_buffer_np: Any = None,
+        max_trajectories: int | None = None,
+        env_ranks: Sequence[int] | None = None,
+        traj_info_kwargs: dict | None = None,
+    ) -> None:
+        self.rank = rank
+        self.envs = list(envs)
+        self.TrajInfoCls = TrajInfoCls
+        self.traj_info_kwargs = dict(traj_info_kwargs or {})
+        self.traj_infos_queue = traj_infos_queue
+        self.max_T = int(max_T)
+        self.agent = agent
+        self.sync = sync
+        self.step_buffer_np = step_buffer_np
+        self.max_trajectories = max_trajectories
+        self.env_ranks = list(env_ranks) if env_ranks is not None else list(range(len(self.envs)))
+        self.n_unfinished = 0
+
+    def new_traj_info(self) -> TrajInfo:
+        return self.TrajInfoCls(**self.traj_info_kwargs)
+
+    def collect_evaluation(self, itr: int) -> list[TrajInfo]:
+        raise NotImplementedError
+
+
+def episode_quotas(n_envs: int, max_trajectories: int | None) -> np.ndarray:
+    """Episodes each eval env runs: ``max_trajectories`` split evenly (first envs get the extra),
+    or one per env when it is None. Fixing counts per env up front keeps the evaluation from
+    favouring short episodes, which a shared step budget filled first-come would do."""
+    if max_trajectories is None:
+        return np.ones(n_envs, dtype=np.int64)
+    quotas = np.full(n_envs, max_trajectories // n_envs, dtype=np.int64)
+    quotas[: max_trajectories % n_envs] += 1
+    return quotas
+
+
+class EvalCollector(BaseEvalCollector):
+    """Evaluation with the agent in this process (serial and CPU-parallel samplers).
+
+    Each env runs its fixed quota of episodes (see :func:`episode_quotas`); stepping stops when all
+    quotas are met or after ``max_T`` steps. Episodes still running at ``max_T`` are not returned
+    (a cut return is not a return) and are counted in ``n_unfinished``; raise ``eval_max_steps`` if
+    that count is not zero.
+    """
+
+    def collect_evaluation(self, itr: int) -> list[TrajInfo]:
+        n = len(self.envs)
+        quotas = episode_quotas(n, self.max_trajectories)
+        traj_infos = [self.new_traj_info() for _ in range(n)]
+        completed: list[TrajInfo] = []
+        observations = [env.reset() for env in self.envs]
+        observation = buffer_from_example(observations[0], n)
+        for b, o in enumerate(observations):
+            observation[b] = o
+        act_space = self.envs[0].action_space
+        action = buffer_from_example(act_space.null_value(), n)
+        reward = np.zeros(n, dtype=np.float32)
+        obs_pyt, act_pyt, rew_pyt = torchify_buffer((observation, action, reward))
+        active = quotas > 0
+        self.agent.reset()
+        self.agent.eval_mode(itr)
+        for _ in range(self.max_T):
+            if not active.any():
+                break
+            agent_step = self.agent.step(obs_pyt, act_pyt, rew_pyt)
+            action[:] = numpify_buffer(agent_step.action)
+            agent_info = numpify_buffer(agent_step.agent_info)
+            for b in np.flatnonzero(active):
+                env = self.envs[b]
+                o, r, d, env_info = env.step(action[b])
+                traj_infos[b].step(observation[b], action[b], r, d, agent_info[b] if agent_info else None, env_info)
+                if getattr(env_info, "traj_done", d):
+                    completed.append(traj_infos[b].terminate(o))
+                    traj_infos[b] = self.new_traj_info()
+                    quotas[b] -= 1
+                    active[b] = quotas[b] > 0
+                if d:
+                    o = env.reset()
+                    self.agent.reset_one(idx=b)
+                observation[b] = o
+                reward[b] = r
+        self.n_unfinished = int(quotas.sum())
+        if self.traj_infos_queue is not None:
+            for info in completed:
+                self.traj_infos_queue.put(info)
+        return completed

@@ -1,0 +1,138 @@
+"""The sampler that runs every env and the agent in the training process."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from rlrun.envs.validation import validate_env
+from rlrun.samplers.base import BaseSampler
+from rlrun.samplers.buffer import build_samples_buffer
+from rlrun.samplers.collectors import EvalCollector, ResetCollector
+from rlrun.utils.seed import make_seed
+
+__all__ = ["SerialSampler"]
+
+_log = logging.getLogger(__name__)
+
+
+class SerialSampler(BaseSampler):
+    """Steps ``batch_B`` envs in turn in this process; the simplest sampler and the reference for
+    the parallel ones, which produce the same samples for the same seed.
+
+    Env ``b`` (global rank ``rank * batch_B + b``) is seeded with ``seed + rank``; evaluation envs
+    continue the numbering after all training envs.
+    """
+
+    def __init__(
+        self, *args: Any, CollectorCls: type = ResetCollector, eval_CollectorCls: type = EvalCollector, **kwargs: Any
+    ):
+        super().__init__(*args, CollectorCls=CollectorCls, eval_CollectorCls=eval_CollectorCls, **kwargs)
+        self.envs: list = []
+        self.eval_envs: list = []
+        self._closed = False
+
+    def initialize(
+        self,
+        agent: Any,
+        affinity: dict | None = None,
+        seed: int | None = None,
+        bootstrap_value: bool = False,
+        traj_info_kwargs: dict | None = None,
+        rank: int = 0,
+        world_size: int = 1,
+    ):
+        T, B = self.batch_spec
+        seed = make_seed() if seed is None else int(seed)
+        global_B = B * world_size
+        env_ranks = list(range(rank * B, (rank + 1) * B))
+
+        example_env = self.EnvCls(**self.env_kwargs)
+        try:
+            validate_env(example_env)
+            agent.initialize(example_env.spaces, share_memory=False, global_B=global_B, env_ranks=env_ranks)
+            samples_pyt, samples_np, examples = build_samples_buffer(
+                agent,
+                example_env,
+                self.batch_spec,
+                bootstrap_value,
+                agent_shared=False,
+                env_shared=False,
+                subprocess=False,
+            )
+        finally:
+            example_env.close()
+
+        self.envs = [self.EnvCls(**self.env_kwargs) for _ in range(B)]
+        for env, env_rank in zip(self.envs, env_ranks):
+            env.seed(seed + env_rank)
+        self.collector = self.CollectorCls(
+            rank=0,
+            envs=self.envs,
+            samples_np=samples_np,
+            batch_T=T,
+            TrajInfoCls=self.TrajInfoCls,
+            agent=agent,
+            global_B=global_B,
+            env_ranks=env_ranks,
+            traj_info_kwargs=traj_info_kwargs,
+        )
+        if self.eval_n_envs > 0:
+            self.eval_envs = [self.EnvCls(**self.eval_env_kwargs) for _ in range(self.eval_n_envs)]
+            eval_ranks = [global_B + rank * self.eval_n_envs + i for i in range(self.eval_n_envs)]
+            for env, env_rank in zip(self.eval_envs, eval_ranks):
+                env.seed(seed + env_rank)
+            self.eval_collector = self.eval_CollectorCls(
+                rank=0,
+                envs=self.eval_envs,
+                TrajInfoCls=self.TrajInfoCls,
+                max_T=max(1, self.eval_max_steps // self.eval_n_envs),
+                agent=agent,
+                max_trajectories=self.eval_max_trajectories,
+                env_ranks=eval_ranks,
+                traj_info_kwargs=traj_info_kwargs,
+            )
+        self.agent_inputs, self.traj_infos = self.collector.start_envs(
+            self.max_decorrelation_steps, decorrelation_seed=seed
+        )
+        self.collector.start_agent()
+        self.agent = agent
+        self.samples_pyt = samples_pyt
+        self.samples_np = samples_np
+        self._closed = False
+        _log.info("Serial sampler initialized: batch_T=%d, batch_B=%d.", T, B)
+        return examples
+
+    def obtain_samples(self, itr: int):
+        """Collect one batch; returns ``(samples, completed_traj_infos)``, samples as torch views."""
+        self.collector.reset_if_needed(self.agent_inputs)
+        self.agent_inputs, self.traj_infos, completed = self.collector.collect_batch(
+            self.agent_inputs, self.traj_infos, itr
+        )
+        return self.samples_pyt, completed
+
+    def evaluate_agent(self, itr: int):
+        """Run the evaluation episodes; returns their TrajInfos."""
+        if self.eval_n_envs <= 0:
+            raise RuntimeError("evaluate_agent needs eval_n_envs > 0 in the sampler.")
+        infos = self.eval_collector.collect_evaluation(itr)
+        if self.eval_collector.n_unfinished:
+            _log.warning(
+                "Evaluation at itr %d: %d episode(s) were still running at eval_max_steps=%d and are not "
+                "counted; raise eval_max_steps.",
+                itr,
+                self.eval_collector.n_unfinished,
+                self.eval_max_steps,
+            )
+        return infos
+
+    def shutdown(self) -> None:
+        """Close every env; safe to call more than once."""
+        if self._closed:
+            return
+        self._closed = True
+        for env in self.envs + self.eval_envs:
+            try:
+                env.close()
+            except Exception:  # closing must not mask the error that led here
+                _log.exception("Error while closing an env.")
