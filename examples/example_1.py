@@ -1,0 +1,56 @@
+"""DQN on an Atari game with the serial sampler and periodic evaluation (rlpyt's example_1).
+
+    python examples/example_1.py --game pong --run_ID 0 --cuda_idx 0
+    python examples/example_1.py --n_steps 2000   # a smoke run on the CPU
+
+Evaluation: 10 eval envs share 5 whole episodes each time, within at most 10k steps.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from rlrun.agents.dqn.atari.atari_dqn_agent import AtariDqnAgent
+from rlrun.algos.dqn.dqn import DQN
+from rlrun.envs.atari.atari_env import AtariEnv, AtariTrajInfo
+from rlrun.runners.minibatch_rl import MinibatchRlEval
+from rlrun.samplers.serial.sampler import SerialSampler
+from rlrun.utils.logging.context import logger_context
+
+
+def build_and_train(game="pong", run_ID=0, cuda_idx=None, n_steps=int(50e6), log_interval_steps=int(1e3)):
+    sampler = SerialSampler(
+        EnvCls=AtariEnv,
+        TrajInfoCls=AtariTrajInfo,  # adds GameScore: the unclipped score
+        env_kwargs=dict(game=game),
+        eval_env_kwargs=dict(game=game),
+        batch_T=4,
+        batch_B=1,
+        max_decorrelation_steps=0,
+        eval_n_envs=10,
+        eval_max_steps=int(10e3),
+        eval_max_trajectories=5,
+    )
+    algo = DQN(min_steps_learn=int(1e3))
+    agent = AtariDqnAgent()
+    runner = MinibatchRlEval(
+        algo=algo,
+        agent=agent,
+        sampler=sampler,
+        n_steps=n_steps,
+        log_interval_steps=log_interval_steps,
+        affinity=dict(cuda_idx=cuda_idx),
+    )
+    with logger_context("example_1", run_ID, f"dqn_{game}", dict(game=game), snapshot_mode="last"):
+        return runner.train()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--game", help="Atari game", default="pong")
+    parser.add_argument("--run_ID", help="run identifier (logging)", type=int, default=0)
+    parser.add_argument("--cuda_idx", help="gpu to use", type=int, default=None)
+    parser.add_argument("--n_steps", help="env steps to train", type=int, default=int(50e6))
+    parser.add_argument("--log_interval_steps", type=int, default=int(1e3))
+    args = parser.parse_args()
+    build_and_train(args.game, args.run_ID, args.cuda_idx, args.n_steps, args.log_interval_steps)

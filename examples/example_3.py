@@ -1,0 +1,70 @@
+"""A2C on an Atari game, with a choice of sampler (rlpyt's example_3).
+
+    python examples/example_3.py --game pong --sample_mode serial
+    python examples/example_3.py --n_steps 400 --log_interval_steps 80   # a smoke run
+
+Samplers available today: serial. (cpu, gpu and alternating follow with the parallel samplers.)
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from rlrun.agents.pg.atari import AtariFfAgent
+from rlrun.algos.pg.a2c import A2C
+from rlrun.envs.atari.atari_env import AtariEnv, AtariTrajInfo
+from rlrun.runners.minibatch_rl import MinibatchRl
+from rlrun.samplers.serial.sampler import SerialSampler
+from rlrun.utils.logging.context import logger_context
+
+SAMPLERS = {"serial": SerialSampler}
+
+
+def build_and_train(
+    game="pong",
+    run_ID=0,
+    cuda_idx=None,
+    sample_mode="serial",
+    n_parallel=2,
+    n_steps=int(50e6),
+    log_interval_steps=int(1e5),
+):
+    if sample_mode not in SAMPLERS:
+        raise SystemExit(f"--sample_mode {sample_mode!r} is not available; choose from {sorted(SAMPLERS)}.")
+    affinity = dict(cuda_idx=cuda_idx, workers_cpus=list(range(n_parallel)))
+    sampler = SAMPLERS[sample_mode](
+        EnvCls=AtariEnv,
+        TrajInfoCls=AtariTrajInfo,
+        env_kwargs=dict(game=game),
+        batch_T=5,  # 5 steps in each of 16 envs per iteration
+        batch_B=16,
+        max_decorrelation_steps=400,
+    )
+    algo = A2C()
+    agent = AtariFfAgent()
+    runner = MinibatchRl(
+        algo=algo,
+        agent=agent,
+        sampler=sampler,
+        n_steps=n_steps,
+        log_interval_steps=log_interval_steps,
+        affinity=affinity,
+    )
+    config = dict(game=game, sample_mode=sample_mode)
+    with logger_context("example_3", run_ID, f"a2c_{game}_{sample_mode}", config):
+        return runner.train()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--game", help="Atari game", default="pong")
+    parser.add_argument("--run_ID", help="run identifier (logging)", type=int, default=0)
+    parser.add_argument("--cuda_idx", help="gpu to use", type=int, default=None)
+    parser.add_argument("--sample_mode", help="serial", choices=sorted(SAMPLERS), default="serial")
+    parser.add_argument("--n_parallel", help="number of sampler workers", type=int, default=2)
+    parser.add_argument("--n_steps", help="env steps to train", type=int, default=int(50e6))
+    parser.add_argument("--log_interval_steps", type=int, default=int(1e5))
+    args = parser.parse_args()
+    build_and_train(
+        args.game, args.run_ID, args.cuda_idx, args.sample_mode, args.n_parallel, args.n_steps, args.log_interval_steps
+    )
