@@ -39,6 +39,18 @@ __all__ = [
 AgentInputs = namedarraytuple("AgentInputs", ["observation", "prev_action", "prev_reward"])
 
 
+def new_traj_info(TrajInfoCls: type, traj_info_kwargs: dict) -> TrajInfo:
+    """A fresh TrajInfo; a subclass must accept (and pass on) the keywords samplers give it."""
+    try:
+        return TrajInfoCls(**traj_info_kwargs)
+    except TypeError as e:
+        raise TypeError(
+            f"{TrajInfoCls.__name__}({', '.join(traj_info_kwargs)}=...) failed: {e}. TrajInfo subclasses receive "
+            "traj_info_kwargs (e.g. discount) as constructor keywords: define __init__(self, **kwargs) and "
+            "call super().__init__(**kwargs)."
+        ) from e
+
+
 class BaseCollector:
     """Steps ``envs`` and fills ``samples_np`` (this collector's columns), ``batch_T`` steps per call."""
 
@@ -71,7 +83,7 @@ class BaseCollector:
         self.env_ranks = list(env_ranks) if env_ranks is not None else list(range(len(self.envs)))
 
     def new_traj_info(self) -> TrajInfo:
-        return self.TrajInfoCls(**self.traj_info_kwargs)
+        return new_traj_info(self.TrajInfoCls, self.traj_info_kwargs)
 
     def start_envs(self) -> tuple[Any, list[TrajInfo]]:
         """Reset every env; return the agent inputs ``(observation, prev_action, prev_reward)``."""
@@ -233,7 +245,7 @@ class BaseEvalCollector:
         self.n_unfinished = 0
 
     def new_traj_info(self) -> TrajInfo:
-        return self.TrajInfoCls(**self.traj_info_kwargs)
+        return new_traj_info(self.TrajInfoCls, self.traj_info_kwargs)
 
     def collect_evaluation(self, itr: int) -> list[TrajInfo]:
         raise NotImplementedError
