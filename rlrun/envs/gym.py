@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 import warnings
 from typing import Any
@@ -21,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from rlrun.envs.base import Env, EnvStep
-from rlrun.envs.validation import check_action, check_observation, check_reward
+from rlrun.envs.validation import EnvValidationError, check_action, check_observation, check_reward
 from rlrun.spaces.gym_wrapper import GymSpaceWrapper, field_name
 from rlrun.utils.collections import namedtuple
 
@@ -79,6 +80,15 @@ class EnvInfoConverter:
         warnings.warn(message, stacklevel=3)
 
 
+def _takes_keyword(func: Any, name: str) -> bool:
+    """True when ``func`` accepts the keyword ``name`` (or any keyword)."""
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.name == name or p.kind is p.VAR_KEYWORD for p in params)
+
+
 class GymEnvWrapper(Env):
     """Wraps a Gymnasium (or old gym) env; spaces become rlrun spaces, dict observations namedtuples.
 
@@ -105,6 +115,8 @@ class GymEnvWrapper(Env):
         self.check_observations = check_observations
         self._seed: int | None = None
         self._new_api: bool | None = None
+        self._reset_takes_seed = _takes_keyword(env.reset, "seed")
+        self._warned_seed = False
         name = type(self).__name__ + f"({self._env_id()})"
         example = dict(info_example or {})
         if validate:
@@ -117,15 +129,34 @@ class GymEnvWrapper(Env):
 
     def _probe(self) -> dict:
         """Reset and step once with a random action; check observations; return the merged infos."""
-        observation, reset_info = self._reset()
-        check_observation(self, observation, self._obs_space.space, "reset()")
+        observation, reset_info = self._reset(check=True)
         action = self.env.action_space.sample()
         result = self.env.step(action)
         self._detect_api(result)
         observation, reward, info = result[0], result[1], result[-1]
-        check_observation(self, self._obs_space.convert(observation), self._obs_space.space, "step()")
+        self._convert_observation(observation, "step()", check=True)
         check_reward(self, reward)
-        return {**(reset_info or {}), **(info or {})}
+        if not isinstance(info, dict):
+            raise EnvValidationError(
+                f"{type(self).__name__}({self._env_id()}): step() returned info of type {type(info).__name__}; "
+                "Gymnasium and gym envs return a dict."
+            )
+        return {**(reset_info or {}), **info}
+
+    def _convert_observation(self, observation: Any, where: str, check: bool) -> Any:
+        """The rlrun value of a Gymnasium observation; with ``check``, also compared with the space."""
+        try:
+            converted = self._obs_space.convert(observation)
+        except (KeyError, TypeError, ValueError) as e:
+            message = e.args[0] if isinstance(e, KeyError) and e.args else e
+            raise EnvValidationError(
+                f"{type(self).__name__}({self._env_id()}): the observation from {where} does not match the "
+                f"declared observation space: {message} Declared: {self._obs_space.gym_space}. Make the env "
+                "return what its observation_space declares."
+            ) from e
+        if check:
+            check_observation(self, converted, self._obs_space.space, where)
+        return converted
 
     def _detect_api(self, step_result: tuple) -> None:
         if len(step_result) == 5:
@@ -133,31 +164,48 @@ class GymEnvWrapper(Env):
         elif len(step_result) == 4:
             self._new_api = False
         else:
-            raise TypeError(
+            raise EnvValidationError(
                 f"{type(self.env).__name__}.step returned {len(step_result)} values; expected Gymnasium's "
                 "(obs, reward, terminated, truncated, info) or old gym's (obs, reward, done, info)."
             )
 
-    def _reset(self) -> tuple[Any, dict]:
+    def _reset(self, check: bool = False) -> tuple[Any, dict]:
         seed, self._seed = self._seed, None
-        if seed is not None:
-            self.env.action_space.seed(seed)
-        if self._new_api is False:
-            if seed is not None and hasattr(self.env, "seed"):
-                self.env.seed(seed)
+        if seed is None:
             result = self.env.reset()
         else:
-            result = self.env.reset() if seed is None else self.env.reset(seed=seed)
-        if isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict):
+            self.env.action_space.seed(seed)
+            if self._reset_takes_seed:
+                result = self.env.reset(seed=seed)
+            else:  # old gym API: seed() then reset()
+                if hasattr(self.env, "seed"):
+                    self.env.seed(seed)
+                elif not self._warned_seed:
+                    self._warned_seed = True
+                    warnings.warn(
+                        f"{type(self).__name__}({self._env_id()}): the env has neither reset(seed=...) nor "
+                        "seed(), so the seed is ignored and its episodes are not reproducible.",
+                        stacklevel=3,
+                    )
+                result = self.env.reset()
+        # Gymnasium returns (obs, info); old gym returns obs alone.
+        if (
+            self._new_api is not False
+            and isinstance(result, tuple)
+            and len(result) == 2
+            and isinstance(result[1], dict)
+        ):
             observation, info = result
         else:
             observation, info = result, {}
-        return self._obs_space.convert(observation), info
+        return self._convert_observation(observation, "reset()", check or self.check_observations), info
 
     def reset(self):
+        """Reset the env (with the seed given to :meth:`seed`, once) and return the first observation."""
         return self._reset()[0]
 
     def step(self, action) -> EnvStep:
+        """Step the env; ``done`` is terminated or truncated, ``env_info.timeout`` is truncation alone."""
         if self.check_actions:
             check_action(self, action, self._act_space.space)
         result = self.env.step(self._act_space.revert(action))
@@ -171,9 +219,9 @@ class GymEnvWrapper(Env):
             observation, reward, done, info = result
             done = bool(done)
             timeout = bool(info.get(_OLD_TIMEOUT_KEY, False))
-        observation = self._obs_space.convert(observation)
-        if self.check_observations:
-            check_observation(self, observation, self._obs_space.space, "step()")
+        observation = self._convert_observation(observation, "step()", self.check_observations)
+        if type(reward) is not float:
+            check_reward(self, reward)  # arrays and None would otherwise become NaN or fail far from here
         return EnvStep(observation, np.float32(reward), done, self._info(info, timeout))
 
     def seed(self, seed: int | None) -> None:

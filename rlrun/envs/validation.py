@@ -76,18 +76,33 @@ def check_action(env: Any, action: Any, space: Space) -> None:
 
 
 def check_reward(env: Any, reward: Any) -> None:
-    """Raise if ``reward`` is not one real number."""
+    """Raise if ``reward`` is not one finite real number (Python or numpy scalar, or 0-d array)."""
     if isinstance(reward, (bool, np.bool_)) or not (
         isinstance(reward, numbers.Real)
         or (isinstance(reward, np.ndarray) and reward.shape == () and reward.dtype.kind in "iuf")
     ):
+        shape = f" of shape {tuple(reward.shape)}" if hasattr(reward, "shape") else ""
         raise EnvValidationError(
-            f"{_env_name(env)}: reward must be one real number (a Python or numpy scalar), got "
-            f"{type(reward).__name__} {np.shape(reward) if hasattr(reward, 'shape') else ''} {reward!r}. "
-            "Return a float, e.g. float(reward.sum()) for vector rewards."
+            f"{_env_name(env)}: the reward must be one real number (a Python or numpy scalar), got "
+            f"{type(reward).__name__}{shape}: {reward!r}. Return a float, e.g. float(reward.sum()) for a "
+            "vector of rewards."
         )
     if not np.isfinite(reward):
-        raise EnvValidationError(f"{_env_name(env)}: reward is {reward!r}, not a finite number.")
+        raise EnvValidationError(
+            f"{_env_name(env)}: the reward is {reward!r}, not a finite number. Check the env's reward computation."
+        )
+
+
+def _check_done(env: Any, done: Any) -> None:
+    arr = np.asarray(done)
+    if arr.shape != () or arr.dtype.kind not in "biu":
+        raise EnvValidationError(
+            f"{_env_name(env)}: done must be one bool, got {type(done).__name__}{np.shape(done) or ''}: {done!r}."
+        )
+
+
+def _is_env_step(step: Any) -> bool:
+    return isinstance(step, tuple) and getattr(step, "_fields", None) == ("observation", "reward", "done", "env_info")
 
 
 def validate_env(env: Any, n_steps: int = 1, check_nan: bool = True) -> None:
@@ -104,25 +119,53 @@ def validate_env(env: Any, n_steps: int = 1, check_nan: bool = True) -> None:
                 "Use IntBox, FloatBox or Composite (rlrun.spaces), or GymSpaceWrapper for Gymnasium spaces."
             )
     observation = env.reset()
+    _check_reset_result(env, observation, obs_space)
     check_observation(env, observation, obs_space, "reset()", check_nan)
     action = act_space.null_value()
     for i in range(n_steps):
         step = env.step(action)
-        if not (isinstance(step, tuple) and len(step) == 4):
+        if not _is_env_step(step):
+            hint = ""
+            if isinstance(step, tuple) and len(step) == 5:
+                hint = (
+                    " It looks like Gymnasium's (obs, reward, terminated, truncated, info): wrap Gymnasium envs in "
+                    "rlrun.envs.gym.GymEnvWrapper rather than subclassing Env."
+                )
             raise EnvValidationError(
-                f"{_env_name(env)}: step() returned a {type(step).__name__}; it must return "
-                "EnvStep(observation, reward, done, env_info) from rlrun.envs.base."
+                f"{_env_name(env)}: step() returned {_describe(step)}; it must return "
+                f"EnvStep(observation, reward, done, env_info) from rlrun.envs.base.{hint}"
             )
         observation, reward, done, env_info = step
         check_observation(env, observation, obs_space, f"step() #{i + 1}", check_nan)
         check_reward(env, reward)
-        if np.ndim(done) != 0:
-            raise EnvValidationError(f"{_env_name(env)}: done must be one bool, got shape {np.shape(done)}.")
+        _check_done(env, done)
         if env_info is not None and not is_namedtuple(env_info):
             raise EnvValidationError(
                 f"{_env_name(env)}: env_info must be a namedtuple with fixed fields (samplers store it in "
-                f"arrays), got a {type(env_info).__name__}."
+                f"arrays), got a {type(env_info).__name__}. Define one with rlrun.utils.collections.namedtuple "
+                "and return the same fields at every step."
             )
         if done:
             observation = env.reset()
             check_observation(env, observation, obs_space, "reset()", check_nan)
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return f"a plain tuple of {len(value)} values"
+    return f"a {type(value).__name__}"
+
+
+def _check_reset_result(env: Any, observation: Any, obs_space: Space) -> None:
+    """Point at the Gymnasium habit of returning (obs, info) from reset(), which rlrun's Env does not."""
+    if (
+        isinstance(observation, tuple)
+        and not hasattr(observation, "_fields")
+        and len(observation) == 2
+        and isinstance(observation[1], dict)
+        and obs_space.mismatch(observation) is not None
+    ):
+        raise EnvValidationError(
+            f"{_env_name(env)}: reset() returned (observation, info) like Gymnasium; rlrun's Env.reset returns "
+            "the observation alone. Return only the observation, or wrap a Gymnasium env in GymEnvWrapper."
+        )

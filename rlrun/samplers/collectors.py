@@ -154,7 +154,7 @@ class ResetCollector(DecorrelatingStartCollector):
         self.need_reset = np.zeros(len(self.envs), dtype=bool)
 
     def reset_if_needed(self, agent_inputs) -> None:
-        observation = agent_inputs[0]
+        observation = agent_inputs.observation
         for b in np.flatnonzero(self.need_reset):
             observation[b] = self.envs[b].reset()
             self.agent.reset_one(idx=b)

@@ -8,7 +8,7 @@ import numpy as np
 
 from rlrun.spaces.base import Space
 
-__all__ = ["Box", "describe_value"]
+__all__ = ["Box", "describe_value", "format_bound"]
 
 
 def describe_value(value: Any) -> str:
@@ -20,18 +20,35 @@ def describe_value(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
+def format_bound(bound) -> str:
+    """A bound for messages: one number where all elements agree, else a summarised array."""
+    arr = np.asarray(bound)
+    if arr.size and np.all(arr == arr.flat[0]):
+        return repr(arr.flat[0].item())
+    return np.array2string(arr, threshold=8, separator=", ")
+
+
 class Box(Space):
     """Values of one shape and dtype within ``[low, high]`` (subclasses say whether high is open)."""
 
     def __init__(self, low, high, shape=None, dtype="float32", null_value=None) -> None:
         self.dtype = np.dtype(dtype)
         if shape is None:
-            shape = np.broadcast(np.asarray(low), np.asarray(high)).shape
+            try:
+                shape = np.broadcast(np.asarray(low), np.asarray(high)).shape
+            except ValueError:
+                raise ValueError(
+                    f"{type(self).__name__}: low has shape {np.shape(low)} and high has shape {np.shape(high)}; "
+                    "give bounds of one shape (or scalars) and pass shape=."
+                ) from None
         elif np.isscalar(shape):
             shape = (int(shape),)
         self.shape = tuple(int(s) for s in shape)
-        self.low = np.asarray(low, dtype=self.dtype) if np.ndim(low) else self.dtype.type(low)
-        self.high = np.asarray(high, dtype=self.dtype) if np.ndim(high) else self.dtype.type(high)
+        # Integer bounds are kept as int64: the exclusive high of a uint8 or bool box (256, 2) does not
+        # fit in the box's own dtype.
+        bound_dtype = self.dtype if self.dtype.kind == "f" else np.dtype(np.int64)
+        self.low = np.asarray(low, dtype=bound_dtype) if np.ndim(low) else bound_dtype.type(low)
+        self.high = np.asarray(high, dtype=bound_dtype) if np.ndim(high) else bound_dtype.type(high)
         for name, bound in (("low", self.low), ("high", self.high)):
             if np.ndim(bound) and np.shape(bound) != self.shape:
                 raise ValueError(
@@ -50,17 +67,23 @@ class Box(Space):
         return self._null.copy() if self.shape else self.dtype.type(self._null)
 
     def _shape_mismatch(self, value) -> str | None:
-        arr = np.asarray(value)
+        try:
+            arr = np.asarray(value)
+        except ValueError:  # ragged nesting, e.g. a tuple of an array and a dict
+            arr = np.empty(0, dtype=object)
         if arr.dtype == object:
             return f"got {describe_value(value)}, expected shape {self.shape}, dtype {self.dtype}"
         if arr.shape != self.shape:
-            return f"shape {tuple(arr.shape)} differs from the declared shape {self.shape} ({describe_value(value)})"
+            return f"shape {tuple(arr.shape)} differs from the declared shape {self.shape} (dtype {arr.dtype})"
         if self.dtype.kind in "iub" and arr.dtype.kind in "fc":
             return f"dtype {arr.dtype} cannot be stored in the declared integer dtype {self.dtype} without loss"
         return None
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(low={self.low!r}, high={self.high!r}, shape={self.shape}, dtype={self.dtype})"
+        return (
+            f"{type(self).__name__}(low={format_bound(self.low)}, high={format_bound(self.high)}, "
+            f"shape={self.shape}, dtype={self.dtype})"
+        )
 
     def __eq__(self, other) -> bool:
         return (

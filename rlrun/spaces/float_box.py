@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rlrun.spaces.box import Box
+from rlrun.spaces.box import Box, format_bound
 
 __all__ = ["FloatBox"]
 
@@ -18,6 +18,7 @@ class FloatBox(Box):
         super().__init__(low, high, shape=shape, dtype=dtype, null_value=null_value)
 
     def sample(self) -> np.ndarray:
+        """Uniform where both bounds are finite, standard normal elsewhere; a scalar for shape ``()``."""
         low = np.broadcast_to(self.low, self.shape)
         high = np.broadcast_to(self.high, self.shape)
         bounded = np.isfinite(low) & np.isfinite(high)
@@ -25,7 +26,7 @@ class FloatBox(Box):
         out = np.where(
             bounded, self.rng.uniform(np.where(bounded, low, 0), np.where(bounded, high, 1), self.shape), out
         )
-        return out.astype(self.dtype)
+        return out.astype(self.dtype)[()]
 
     def mismatch(self, value, check_bounds: bool = False) -> str | None:
         """Shape and dtype must match; bounds are only checked with ``check_bounds`` (envs often
@@ -36,5 +37,5 @@ class FloatBox(Box):
         if check_bounds:
             arr = np.asarray(value)
             if np.any(arr < self.low) or np.any(arr > self.high):
-                return f"value {value!r} is outside [{self.low}, {self.high}]"
+                return f"value {value!r} is outside [{format_bound(self.low)}, {format_bound(self.high)}]"
         return None

@@ -7,6 +7,7 @@ namedarraytuples; ``GymSpaceWrapper.convert`` and ``revert`` translate values bo
 
 from __future__ import annotations
 
+import keyword
 import re
 from typing import Any
 
@@ -20,12 +21,17 @@ from rlrun.utils.collections import is_namedtuple, namedarraytuple
 
 __all__ = ["GymSpaceWrapper", "from_gym_space", "to_gym_space", "field_name"]
 
+# Names a namedarraytuple field cannot take (its methods).
+_RESERVED = ("get", "items")
+
 
 def field_name(key: Any) -> str:
     """A namedtuple field name for a dict key: non-identifier characters become underscores."""
     name = re.sub(r"\W", "_", str(key)).strip("_") or "field"
     if name[0].isdigit():
         name = "f" + name
+    if keyword.iskeyword(name) or name in _RESERVED:
+        name += "_"
     return name
 
 
@@ -98,22 +104,34 @@ def _compact(bound: np.ndarray):
 
 
 def to_gym_space(space: Space):
-    """The Gymnasium space for an rlrun space."""
+    """The Gymnasium space for an rlrun space.
+
+    IntBox maps to Discrete (scalar), MultiBinary (int8 in ``[0, 2)``), MultiDiscrete (int64) or an
+    integer Box (other dtypes, e.g. uint8 images); Composite maps to Tuple when its fields are
+    ``x0, x1, ...`` (as made from a Tuple space), else to Dict.
+    """
     from gymnasium import spaces as gs
 
+    if isinstance(space, GymSpaceWrapper):
+        return space.gym_space
     if isinstance(space, IntBox):
-        if space.shape == () and not np.ndim(space.low):
+        if space.shape == () and not np.ndim(space.low) and space.dtype == np.int64:
             return gs.Discrete(space.n, start=int(space.low))
         low = np.broadcast_to(space.low, space.shape)
         high = np.broadcast_to(space.high, space.shape)
-        if np.all(low == 0):
-            return gs.MultiDiscrete(high.astype(np.int64))
+        if space.dtype == np.int8 and np.all(low == 0) and np.all(high == 2):
+            return gs.MultiBinary(space.shape[0] if len(space.shape) == 1 else list(space.shape))
+        if space.dtype == np.int64 and space.shape != ():
+            return gs.MultiDiscrete(high - low, dtype=np.int64, start=low)
         return gs.Box(low=low, high=high - 1, shape=space.shape, dtype=space.dtype)
     if isinstance(space, FloatBox):
         return gs.Box(low=space.low, high=space.high, shape=space.shape, dtype=space.dtype)
     if isinstance(space, Composite):
-        return gs.Dict({n: to_gym_space(s) for n, s in zip(space.names, space.spaces)})
-    raise TypeError(f"No Gymnasium space for {type(space).__name__}.")
+        subs = [to_gym_space(s) for s in space.spaces]
+        if space.names == tuple(f"x{i}" for i in range(len(subs))):
+            return gs.Tuple(subs)
+        return gs.Dict(dict(zip(space.names, subs)))
+    raise TypeError(f"No Gymnasium space for {type(space).__name__}; expected IntBox, FloatBox or Composite.")
 
 
 class GymSpaceWrapper(Space):
@@ -136,6 +154,13 @@ class GymSpaceWrapper(Space):
         if kind == "Tuple":
             return ("tuple", None, [GymSpaceWrapper._keys(s) for s in space.spaces])
         return None
+
+    def __getattr__(self, name: str):
+        # Attributes of the rlrun space (low, high, names, NamedTupleCls, ...) read through, as in rlpyt.
+        # Only reached for names not found normally; "space" itself is refused so unpickling cannot recurse.
+        if name == "space" or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.space, name)
 
     @property
     def gym_space(self):

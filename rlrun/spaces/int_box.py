@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rlrun.spaces.box import Box
+from rlrun.spaces.box import Box, format_bound
 
 __all__ = ["IntBox"]
 
@@ -30,7 +30,8 @@ class IntBox(Box):
         return int(self.high) - int(self.low)
 
     def sample(self) -> np.ndarray:
-        return self.rng.integers(self.low, self.high, size=self.shape, dtype=self.dtype, endpoint=False)
+        """An array of ``shape`` (a numpy scalar when shape is ``()``)."""
+        return self.rng.integers(self.low, self.high, size=self.shape, dtype=self.dtype, endpoint=False)[()]
 
     def mismatch(self, value) -> str | None:
         why = self._shape_mismatch(value)
@@ -38,5 +39,7 @@ class IntBox(Box):
             return why
         arr = np.asarray(value)
         if np.any(arr < self.low) or np.any(arr >= self.high):
-            return f"value {value!r} is outside [{self.low}, {self.high})"
+            return (
+                f"value {value!r} is outside [{format_bound(self.low)}, {format_bound(self.high)}) (high is exclusive)"
+            )
         return None

@@ -1,7 +1,8 @@
 """Build and convert nested buffers: namedarraytuples of numpy arrays or torch tensors.
 
 Every function here walks a structure whose leaves are arrays (or scalars), whose inner nodes are
-namedtuples, and which may hold ``None`` leaves that stay ``None``.
+namedtuples (or plain tuples, which stay plain tuples), and which may hold ``None`` leaves that stay
+``None``.
 """
 
 from __future__ import annotations
@@ -43,10 +44,10 @@ def buffer_from_example(example: Any, leading_dims: int | tuple[int, ...], share
     if isinstance(example, torch.Tensor):
         example = example.detach().cpu().numpy()
     arr = np.asarray(example)
-    if arr.dtype == object:
+    if arr.dtype.kind not in "biufc":
         raise TypeError(
-            f"Cannot build a buffer for an example of type {type(example).__name__}: its leaves must "
-            "be numbers or arrays of numbers (or namedtuples of them)."
+            f"Cannot build a buffer for an example leaf of type {type(example).__name__} (dtype {arr.dtype}): "
+            "leaves must be numbers or arrays of numbers (or namedtuples of them). Drop the leaf or convert it."
         )
     return build_array(arr, leading_dims, share_memory)
 
@@ -61,12 +62,20 @@ def build_array(example: np.ndarray, leading_dims: int | tuple[int, ...], share_
     return np.zeros(shape, dtype=example.dtype)
 
 
+def _is_node(buffer: Any) -> bool:
+    return type(buffer) is tuple or is_namedtuple(buffer)
+
+
+def _rebuild(node: tuple, contents) -> tuple:
+    return tuple(contents) if type(node) is tuple else type(node)(*contents)
+
+
 def torchify_buffer(buffer: Any) -> Any:
     """Torch tensors viewing the same memory as a (nested) numpy buffer; tensors pass through."""
     if buffer is None:
         return None
-    if is_namedtuple(buffer):
-        return type(buffer)(*(torchify_buffer(b) for b in buffer))
+    if _is_node(buffer):
+        return _rebuild(buffer, (torchify_buffer(b) for b in buffer))
     if isinstance(buffer, np.ndarray):
         return torch.from_numpy(np.asarray(buffer))
     if isinstance(buffer, torch.Tensor):
@@ -78,8 +87,8 @@ def numpify_buffer(buffer: Any) -> Any:
     """Numpy arrays of a (nested) tensor buffer, sharing memory for CPU tensors."""
     if buffer is None:
         return None
-    if is_namedtuple(buffer):
-        return type(buffer)(*(numpify_buffer(b) for b in buffer))
+    if _is_node(buffer):
+        return _rebuild(buffer, (numpify_buffer(b) for b in buffer))
     if isinstance(buffer, torch.Tensor):
         return buffer.detach().cpu().numpy()
     return buffer
@@ -89,8 +98,8 @@ def buffer_to(buffer: Any, device: torch.device | str | None = None) -> Any:
     """Move every tensor of a (nested) buffer to ``device``."""
     if buffer is None:
         return None
-    if is_namedtuple(buffer):
-        return type(buffer)(*(buffer_to(b, device) for b in buffer))
+    if _is_node(buffer):
+        return _rebuild(buffer, (buffer_to(b, device) for b in buffer))
     if isinstance(buffer, torch.Tensor):
         return buffer.to(device)
     if isinstance(buffer, np.ndarray):
@@ -102,8 +111,8 @@ def buffer_method(buffer: Any, method_name: str, *args, **kwargs) -> Any:
     """Call ``leaf.method_name(*args, **kwargs)`` on every leaf, keeping the structure."""
     if buffer is None:
         return None
-    if is_namedtuple(buffer):
-        return type(buffer)(*(buffer_method(b, method_name, *args, **kwargs) for b in buffer))
+    if _is_node(buffer):
+        return _rebuild(buffer, (buffer_method(b, method_name, *args, **kwargs) for b in buffer))
     return getattr(buffer, method_name)(*args, **kwargs)
 
 
@@ -111,27 +120,34 @@ def buffer_func(buffer: Any, func: Callable, *args, **kwargs) -> Any:
     """Call ``func(leaf, *args, **kwargs)`` on every leaf, keeping the structure."""
     if buffer is None:
         return None
-    if is_namedtuple(buffer):
-        return type(buffer)(*(buffer_func(b, func, *args, **kwargs) for b in buffer))
+    if _is_node(buffer):
+        return _rebuild(buffer, (buffer_func(b, func, *args, **kwargs) for b in buffer))
     return func(buffer, *args, **kwargs)
 
 
-def get_leading_dims(buffer: Any, n_dim: int = 1) -> tuple[int, ...]:
-    """The first ``n_dim`` dims of the leaves, checked to agree across all of them."""
-    dims: set[tuple[int, ...]] = set()
+def get_leading_dims(buffer: Any, n_dim: int = 1) -> tuple[int, ...] | None:
+    """The first ``n_dim`` dims of the leaves, checked to agree across all of them (None for None)."""
+    if buffer is None:
+        return None
+    dims: dict[tuple[int, ...], str] = {}  # leading dims -> path of the first leaf that has them
 
-    def collect(b):
+    def collect(b, path):
         if b is None:
             return
-        if is_namedtuple(b):
-            for x in b:
-                collect(x)
+        if _is_node(b):
+            names = getattr(b, "_fields", None) or [str(i) for i in range(len(b))]
+            for name, x in zip(names, b):
+                collect(x, f"{path}.{name}")
             return
-        dims.add(tuple(b.shape[:n_dim]))
+        dims.setdefault(tuple(b.shape[:n_dim]), path)
 
-    collect(buffer)
+    collect(buffer, type(buffer).__name__)
     if not dims:
-        raise ValueError("The buffer has no array leaves.")
+        raise ValueError("get_leading_dims: the buffer has no array leaves (all of them are None).")
     if len(dims) > 1:
-        raise ValueError(f"Leaves disagree on their leading {n_dim} dims: {sorted(dims)}.")
-    return dims.pop()
+        found = ", ".join(f"{d} at {path}" for d, path in dims.items())
+        raise ValueError(
+            f"get_leading_dims: the leaves disagree on their leading {n_dim} dim(s): {found}. "
+            "Every array of a [T, B] buffer must share its leading dims."
+        )
+    return next(iter(dims))

@@ -4,14 +4,15 @@
 namedarraytuples, or ``None``), where indexing and item assignment apply to every field at once, so
 ``samples[t, b] = env_step`` writes a whole nested structure.
 
-Classes made here are cached by ``(typename, fields)`` and their instances pickle through a
-module-level rebuild function, so they cross process boundaries under spawn and forkserver without
-creating classes in any module's globals.
+Classes made here are cached by ``(typename, fields)``. Both the classes and their instances pickle
+(a class pickles as its kind, name and fields and is looked up or re-created on load), so they cross
+process boundaries under spawn and forkserver without any class living in a module's globals.
 """
 
 from __future__ import annotations
 
 import collections
+import copyreg
 import keyword
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -29,6 +30,32 @@ __all__ = [
 
 _TUPLE_CACHE: dict[tuple[str, tuple[str, ...]], type] = {}
 _ARRAY_TUPLE_CACHE: dict[tuple[str, tuple[str, ...]], type] = {}
+# Methods of namedarraytuples that a field of the same name would hide.
+_RESERVED_FIELDS = ("get", "items")
+
+
+class _CachedTupleMeta(type):
+    """Metaclass of the cached classes, so that pickle can rebuild a class from its name and fields.
+
+    Pickle normally stores a class as a reference ``module.qualname``, which fails for classes that
+    are not module attributes; the reducer registered below stores ``(kind, typename, fields)``.
+    """
+
+
+def _reduce_class(cls: type):
+    if getattr(cls, "_is_namedarraytuple", False):
+        return _rebuild_class, ("namedarraytuple", cls.__name__, tuple(cls._fields), None)
+    defaults = tuple(cls._field_defaults[f] for f in cls._fields if f in cls._field_defaults)
+    return _rebuild_class, ("namedtuple", cls.__name__, tuple(cls._fields), defaults or None)
+
+
+def _rebuild_class(kind: str, typename: str, fields: tuple[str, ...], defaults: tuple | None) -> type:
+    if kind == "namedarraytuple":
+        return namedarraytuple(typename, fields)
+    return namedtuple(typename, fields, defaults=defaults)
+
+
+copyreg.pickle(_CachedTupleMeta, _reduce_class)
 
 
 def _check_fields(typename: str, field_names: str | Iterable[str]) -> tuple[str, ...]:
@@ -48,16 +75,8 @@ def _check_fields(typename: str, field_names: str | Iterable[str]) -> tuple[str,
     return fields
 
 
-def _rebuild_namedtuple(typename: str, fields: tuple[str, ...], values: tuple) -> tuple:
-    return namedtuple(typename, fields)(*values)
-
-
-def _rebuild_namedarraytuple(typename: str, fields: tuple[str, ...], values: tuple) -> tuple:
-    return namedarraytuple(typename, fields)(*values)
-
-
 def namedtuple(typename: str, field_names: str | Iterable[str], defaults: Sequence | None = None) -> type:
-    """A ``collections.namedtuple`` whose instances pickle without the class living in a module.
+    """A ``collections.namedtuple`` that pickles (class and instances) without living in a module.
 
     Classes are cached by name and fields; ``defaults`` only applies the first time a given
     ``(typename, fields)`` is created.
@@ -67,11 +86,7 @@ def namedtuple(typename: str, field_names: str | Iterable[str], defaults: Sequen
     cls = _TUPLE_CACHE.get(key)
     if cls is None:
         base = collections.namedtuple(typename, fields, defaults=defaults)
-
-        def __reduce__(self):
-            return _rebuild_namedtuple, (typename, fields, tuple(self))
-
-        cls = type(typename, (base,), {"__slots__": (), "__reduce__": __reduce__})
+        cls = _CachedTupleMeta(typename, (base,), {"__slots__": ()})
         cls.__module__ = __name__
         _TUPLE_CACHE[key] = cls
     return cls
@@ -124,7 +139,7 @@ class _NamedArrayTupleMixin:
                 continue
             try:
                 s[loc] = v
-            except (ValueError, TypeError) as e:
+            except (ValueError, TypeError, IndexError) as e:
                 raise type(e)(f"While writing field {name!r} of {type(self).__name__}: {e}") from e
 
     def __contains__(self, key) -> bool:
@@ -144,29 +159,37 @@ def namedarraytuple(
     typename: str,
     field_names: str | Iterable[str],
     return_namedtuple_cls: bool = False,
+    classname_suffix: bool = False,
 ) -> type:
     """A namedtuple class whose ``[]`` reads and writes every field (recursively, skipping None).
 
     With ``return_namedtuple_cls=True`` also returns the plain namedtuple class of the same fields.
+    ``classname_suffix=True`` names them ``<typename>_nat`` and ``<typename>_nt``. The field names
+    ``get`` and ``items`` are refused: they would hide the methods of the same names.
     """
     fields = _check_fields(typename, field_names)
+    reserved = [f for f in fields if f in _RESERVED_FIELDS]
+    if reserved:
+        raise ValueError(
+            f"{typename}: field name(s) {reserved} would hide the namedarraytuple methods {_RESERVED_FIELDS}; "
+            "rename the field(s)."
+        )
+    nt_typename = typename + "_nt" if classname_suffix else typename
+    if classname_suffix:
+        typename += "_nat"
     key = (typename, fields)
     cls = _ARRAY_TUPLE_CACHE.get(key)
     if cls is None:
         base = collections.namedtuple(typename, fields)
-
-        def __reduce__(self):
-            return _rebuild_namedarraytuple, (typename, fields, tuple(self))
-
-        cls = type(
+        cls = _CachedTupleMeta(
             typename,
             (_NamedArrayTupleMixin, base),
-            {"__slots__": (), "__reduce__": __reduce__, "_is_namedarraytuple": True},
+            {"__slots__": (), "_is_namedarraytuple": True},
         )
         cls.__module__ = __name__
         _ARRAY_TUPLE_CACHE[key] = cls
     if return_namedtuple_cls:
-        return cls, namedtuple(typename, fields)
+        return cls, namedtuple(nt_typename, fields)
     return cls
 
 
@@ -187,17 +210,20 @@ def is_namedarraytuple(obj: Any) -> bool:
     return getattr(type(obj), "_is_namedarraytuple", False)
 
 
-def namedarraytuple_like(example: Any) -> Any:
-    """Convert a (nested) namedtuple instance, or class, to its namedarraytuple counterpart."""
-    if is_namedtuple_class(example):
-        return namedarraytuple(example.__name__, example._fields)
-    if not is_namedtuple(example):
-        raise TypeError(f"Expected a namedtuple instance or class, got {type(example).__name__}.")
-    if is_namedarraytuple(example):
-        cls = type(example)
-    else:
-        cls = namedarraytuple(type(example).__name__, example._fields)
-    return cls(*(namedarraytuple_like(v) if is_namedtuple(v) else v for v in example))
+def namedarraytuple_like(namedtuple_or_class: Any, classname_suffix: bool = False) -> type:
+    """The namedarraytuple class with the name and fields of a namedtuple instance or class.
+
+    A namedarraytuple instance or class gives its own class back.
+    """
+    obj = namedtuple_or_class
+    cls = obj if isinstance(obj, type) else type(obj)
+    if is_namedarraytuple_class(cls):
+        return cls
+    if not is_namedtuple_class(cls):
+        raise TypeError(
+            f"namedarraytuple_like needs a namedtuple or namedarraytuple (instance or class), got {cls.__name__}."
+        )
+    return namedarraytuple(cls.__name__, cls._fields, classname_suffix=classname_suffix)
 
 
 class AttrDict(dict):
@@ -219,4 +245,10 @@ class AttrDict(dict):
             raise AttributeError(name) from None
 
     def copy(self) -> AttrDict:
-        return type(self)(self)
+        """A copy of the same class, copying nested AttrDicts too (other values are shared).
+
+        ``__init__`` is not called again, so subclasses such as TrajInfo keep their counters.
+        """
+        new = type(self).__new__(type(self))
+        dict.update(new, {k: v.copy() if isinstance(v, AttrDict) else v for k, v in self.items()})
+        return new

@@ -6,6 +6,10 @@ and forkserver children receive it when the array is passed in the ``Process`` a
 ``SharedArray`` pickles as (raw buffer, offset, shape, strides, dtype) rather than as a copy of its
 data, so a column slice ``samples_np[:, slice_B]`` arrives as a view of the same bytes.
 
+Outside of process start-up (``pickle.dumps``, ``torch.save``, a ``Queue``), a ``SharedArray`` pickles
+as an ordinary array holding a copy of its data, as any numpy array would; ``multiprocessing`` only
+lets the raw buffer travel in the arguments of a starting ``Process``.
+
 ``torch.from_numpy`` over such an array gives a tensor view of the same memory; rebuild torch views in
 the child rather than pickling tensors (torch would copy non-shared storage into new shared memory).
 """
@@ -14,11 +18,15 @@ from __future__ import annotations
 
 import ctypes
 import multiprocessing as mp
+from multiprocessing.context import get_spawning_popen
 from typing import Any
 
 import numpy as np
 
 __all__ = ["SharedArray", "np_mp_array", "is_shared"]
+
+# numpy 2 moved byte_bounds out of the top-level namespace.
+_byte_bounds = getattr(getattr(np.lib, "array_utils", None), "byte_bounds", None) or np.byte_bounds
 
 
 def _rebuild_shared_array(raw, offset: int, shape, strides, dtype) -> SharedArray:
@@ -46,7 +54,7 @@ class SharedArray(np.ndarray):
 
     def __reduce__(self):
         raw = self._raw
-        if raw is None or not _shares_bytes_with(self, raw):
+        if raw is None or get_spawning_popen() is None or not _shares_bytes_with(self, raw):
             return np.asarray(self).__reduce__()
         base_address = ctypes.addressof(raw)
         offset = self.__array_interface__["data"][0] - base_address
@@ -54,9 +62,10 @@ class SharedArray(np.ndarray):
 
 
 def _shares_bytes_with(arr: np.ndarray, raw) -> bool:
+    """True when every byte ``arr`` can reach lies inside ``raw`` (copies keep ``_raw`` but not its bytes)."""
     start = ctypes.addressof(raw)
-    address = arr.__array_interface__["data"][0]
-    return start <= address <= start + ctypes.sizeof(raw)
+    lo, hi = _byte_bounds(arr)
+    return start <= lo and hi <= start + ctypes.sizeof(raw)
 
 
 def np_mp_array(shape, dtype) -> SharedArray:
@@ -70,4 +79,4 @@ def np_mp_array(shape, dtype) -> SharedArray:
 
 def is_shared(arr: Any) -> bool:
     """True when ``arr`` is a view of shared memory made by :func:`np_mp_array`."""
-    return isinstance(arr, SharedArray) and arr._raw is not None
+    return isinstance(arr, SharedArray) and arr._raw is not None and _shares_bytes_with(arr, arr._raw)

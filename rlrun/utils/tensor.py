@@ -22,8 +22,9 @@ def infer_leading_dims(tensor: torch.Tensor, dim: int) -> tuple[int, int, int, t
     lead_dim = tensor.dim() - dim
     if not 0 <= lead_dim <= 2:
         raise ValueError(
-            f"Expected a tensor with {dim} data dims and at most 2 leading dims [T, B], "
-            f"got shape {tuple(tensor.shape)}."
+            f"Expected a tensor with {dim} data dim(s) after at most 2 leading dims [T, B], got shape "
+            f"{tuple(tensor.shape)} ({lead_dim} leading dims). Reshape the input to [T, B, ...], [B, ...] "
+            "or unbatched, or fix the number of data dims the model declares."
         )
     T = B = 1
     shape = tuple(tensor.shape[lead_dim:])
@@ -39,6 +40,8 @@ def restore_leading_dims(tensors, lead_dim: int, T: int = 1, B: int = 1):
 
     Accepts one tensor or a tuple/list of them (returns the same kind); ``None`` passes through.
     """
+    if lead_dim not in (0, 1, 2):
+        raise ValueError(f"lead_dim must be 0, 1 or 2 (as returned by infer_leading_dims), got {lead_dim}.")
     is_seq = isinstance(tensors, (tuple, list))
     items = tensors if is_seq else (tensors,)
     if lead_dim == 2:
@@ -53,21 +56,38 @@ def restore_leading_dims(tensors, lead_dim: int, T: int = 1, B: int = 1):
 
 
 def valid_mean(tensor: torch.Tensor, valid: torch.Tensor | None = None, dim: int | Sequence[int] | None = None):
-    """Mean of ``tensor`` over entries where ``valid`` is nonzero (all entries when it is None)."""
+    """Mean of ``tensor`` weighted by ``valid`` (a 0/1 mask or weights), over ``dim`` (all dims if None).
+
+    Without ``valid`` it is the plain mean. Where every weight is zero the result is 0, not NaN, so a
+    batch with no valid step does not poison the loss.
+    """
     if valid is None:
         return tensor.mean() if dim is None else tensor.mean(dim=dim)
     valid = valid.type_as(tensor)
+    # tiny, not 1, so fractional weights summing below one still divide exactly.
+    tiny = torch.finfo(tensor.dtype).tiny
     if dim is None:
-        return (tensor * valid).sum() / valid.sum().clamp(min=1)
-    return (tensor * valid).sum(dim=dim) / valid.sum(dim=dim).clamp(min=1)
+        return (tensor * valid).sum() / valid.sum().clamp(min=tiny)
+    return (tensor * valid).sum(dim=dim) / valid.sum(dim=dim).clamp(min=tiny)
 
 
 def select_at_indexes(indexes: torch.Tensor, tensor: torch.Tensor) -> torch.Tensor:
-    """Pick ``tensor[..., indexes]`` elementwise: for each leading position, one entry of the last dim.
+    """For each position of ``indexes``, the entry it names in the next dim of ``tensor``.
 
-    ``indexes`` has the leading shape of ``tensor`` (all dims but the last), e.g. Q-values of actions.
+    ``indexes`` has shape ``L`` and ``tensor`` shape ``L + (n,) + R``; the result has shape ``L + R``.
+    E.g. Q-values ``[B, A]`` at actions ``[B]`` give ``[B]``; distributions ``[B, A, atoms]`` give
+    ``[B, atoms]``.
     """
-    return tensor.gather(-1, indexes.long().unsqueeze(-1)).squeeze(-1)
+    lead = tuple(indexes.shape)
+    d = len(lead)
+    if tuple(tensor.shape[:d]) != lead or tensor.dim() <= d:
+        raise ValueError(
+            f"select_at_indexes: indexes of shape {lead} must match the leading dims of the tensor, whose shape "
+            f"is {tuple(tensor.shape)} (expected {lead} + (n, ...))."
+        )
+    rest = tuple(tensor.shape[d + 1 :])
+    index = indexes.long().reshape(lead + (1,) + (1,) * len(rest)).expand(lead + (1,) + rest)
+    return tensor.gather(d, index).squeeze(d)
 
 
 def to_onehot(indexes: torch.Tensor, num: int, dtype: torch.dtype | None = None) -> torch.Tensor:
@@ -78,6 +98,7 @@ def to_onehot(indexes: torch.Tensor, num: int, dtype: torch.dtype | None = None)
     return onehot
 
 
-def from_onehot(onehot: torch.Tensor, dtype: torch.dtype = torch.long) -> torch.Tensor:
-    """Indexes of the maxima along the last dim."""
-    return torch.argmax(onehot, dim=-1).type(dtype)
+def from_onehot(onehot: torch.Tensor, dim: int = -1, dtype: torch.dtype | None = None) -> torch.Tensor:
+    """Indexes of the maxima along ``dim`` (which is removed), as ``dtype`` (long when None)."""
+    indexes = torch.argmax(onehot, dim=dim)
+    return indexes if dtype is None else indexes.type(dtype)
