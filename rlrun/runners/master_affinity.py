@@ -1,0 +1,63 @@
+"""Pinning the training (master) process to the CPUs and torch threads an affinity dict names."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import psutil
+import torch
+
+from rlrun.utils.logging import logger
+
+__all__ = ["check_affinity", "apply_master_affinity"]
+
+
+def check_affinity(affinity: Mapping[str, Any] | None, runner_name: str) -> dict[str, Any]:
+    """The affinity as a dict (empty for None); refuses a per-rank list or anything that is not a mapping."""
+    if affinity is None:
+        return {}
+    if not isinstance(affinity, Mapping):
+        kind = "a list of per-rank dicts, which is SyncRl's form" if isinstance(affinity, list) else type(affinity)
+        raise TypeError(
+            f"{runner_name} takes one affinity dict (keys such as master_cpus, master_torch_threads, cuda_idx), "
+            f"got {kind}. Pass a dict, e.g. from rlrun.utils.launching.affinity.make_affinity(), or None."
+        )
+    return dict(affinity)
+
+
+def apply_master_affinity(affinity: Mapping[str, Any]) -> Callable[[], None]:
+    """Apply ``master_cpus`` (unless ``set_affinity`` is False) and ``master_torch_threads``.
+
+    Returns a function that puts back the CPU affinity and torch thread count found before, so a
+    process can run several trainings one after another without the first one's pinning leaking.
+    """
+    process = psutil.Process()
+    has_cpu_affinity = hasattr(process, "cpu_affinity")  # missing on macOS
+    previous_cpus = process.cpu_affinity() if has_cpu_affinity else None
+    previous_threads = torch.get_num_threads()
+
+    master_cpus = affinity.get("master_cpus")
+    if master_cpus is not None and affinity.get("set_affinity", True) and has_cpu_affinity:
+        cpus = [int(c) for c in master_cpus]
+        try:
+            process.cpu_affinity(cpus)
+        except (ValueError, OSError) as e:
+            raise ValueError(
+                f"affinity['master_cpus']={cpus} cannot be applied ({e}); this process may use CPUs "
+                f"{previous_cpus}. Choose master_cpus among those, or set affinity['set_affinity']=False."
+            ) from e
+    threads = affinity.get("master_torch_threads")
+    if threads is not None:
+        if int(threads) < 1:
+            raise ValueError(f"affinity['master_torch_threads'] must be at least 1, got {threads!r}.")
+        torch.set_num_threads(int(threads))
+    cpus_now = process.cpu_affinity() if has_cpu_affinity else "unavailable on this OS"
+    logger.log(f"Runner master CPU affinity: {cpus_now}; torch threads: {torch.get_num_threads()}.")
+
+    def restore() -> None:
+        if has_cpu_affinity and previous_cpus is not None:
+            process.cpu_affinity(previous_cpus)
+        torch.set_num_threads(previous_threads)
+
+    return restore

@@ -1,0 +1,123 @@
+"""Synchronous training: sample a batch, optimise on it, repeat; log every few iterations.
+
+``MinibatchRl`` reports the return of the training trajectories (the last ``log_traj_window`` ones);
+``MinibatchRlEval`` stops at each log interval to run evaluation episodes and reports those instead.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from typing import Any
+
+from rlrun.runners.minibatch_rl_base import MinibatchRlBase
+from rlrun.utils.logging import logger
+
+__all__ = ["MinibatchRlBase", "MinibatchRl", "MinibatchRlEval"]
+
+
+class MinibatchRl(MinibatchRlBase):
+    """Minibatch training that reports the training trajectories' statistics.
+
+    Trajectory statistics cover the last ``log_traj_window`` completed training trajectories (also
+    ones from earlier intervals, so a row has values even when no episode ended in its interval).
+    """
+
+    def __init__(self, *args: Any, log_traj_window: int = 100, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if int(log_traj_window) < 1:
+            raise ValueError(f"log_traj_window must be >= 1 trajectories, got {log_traj_window!r}.")
+        self.log_traj_window = int(log_traj_window)
+
+    def initialize_logging(self) -> None:
+        super().initialize_logging()
+        self._traj_infos: deque = deque(maxlen=self.log_traj_window)
+        self._new_completed_trajs = 0
+
+    def store_diagnostics(self, itr: int, traj_infos: list, opt_info: Any) -> None:
+        self._new_completed_trajs += len(traj_infos)
+        self._traj_infos.extend(traj_infos)
+        super().store_diagnostics(itr, traj_infos, opt_info)
+
+    def on_log_interval(self, itr: int) -> None:
+        self.log_diagnostics(itr)
+
+    def log_diagnostics(self, itr: int, prefix: str | None = None) -> dict[str, Any]:
+        row = super().log_diagnostics(itr, list(self._traj_infos), prefix=prefix)
+        self._new_completed_trajs = 0
+        return row
+
+    def extra_diagnostics(self, traj_infos: list | None) -> dict[str, Any]:
+        return {
+            "NewCompletedTrajs": self._new_completed_trajs,
+            "StepsInTrajWindow": sum(info["Length"] for info in self._traj_infos),
+        }
+
+
+class MinibatchRlEval(MinibatchRlBase):
+    """Minibatch training that evaluates the agent before training and at every log interval.
+
+    Trajectory statistics (``ReturnAverage`` ...) are those of the evaluation episodes run by
+    ``sampler.evaluate_agent(itr)`` with the agent in eval mode; their time is not counted as training.
+    """
+
+    _eval = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if getattr(self.sampler, "eval_n_envs", None) == 0:
+            raise ValueError(
+                "MinibatchRlEval evaluates the agent, but the sampler has eval_n_envs=0. Build the sampler with "
+                "eval_n_envs > 0 and eval_max_steps, or use MinibatchRl to report training episodes instead."
+            )
+
+    def initialize_logging(self) -> None:
+        super().initialize_logging()
+        self._cum_eval_time = 0.0
+        self._last_eval_time = 0.0
+
+    def on_training_start(self) -> None:
+        with logger.prefix("itr #0 "):
+            eval_traj_infos, eval_time = self.evaluate_agent(0)
+            self.log_diagnostics(0, eval_traj_infos, eval_time)
+
+    def on_log_interval(self, itr: int) -> None:
+        eval_traj_infos, eval_time = self.evaluate_agent(itr)
+        self.log_diagnostics(itr, eval_traj_infos, eval_time)
+
+    def evaluate_agent(self, itr: int) -> tuple[list, float]:
+        """Run the sampler's evaluation with the agent in eval mode; return (traj_infos, seconds).
+
+        Skipped (no trajectories, 0 s) before the algorithm's ``min_itr_learn``, except at itr 0.
+        """
+        if not self._evaluates_at(itr):
+            return [], 0.0
+        logger.log("Evaluating agent...")
+        self.agent.eval_mode(itr)
+        start = time.perf_counter()
+        traj_infos = self.sampler.evaluate_agent(itr)
+        eval_time = time.perf_counter() - start
+        logger.log(f"Evaluation complete: {len(traj_infos)} trajectories in {eval_time:.2f} s.")
+        return traj_infos, eval_time
+
+    def _evaluates_at(self, itr: int) -> bool:
+        return itr == 0 or itr >= self.min_itr_learn - 1
+
+    def log_diagnostics(
+        self, itr: int, eval_traj_infos: list, eval_time: float, prefix: str | None = None
+    ) -> dict[str, Any]:
+        if not eval_traj_infos and self._evaluates_at(itr):
+            logger.log("WARNING: no evaluation episode finished within the sampler's eval_max_steps; raise it.")
+        self._cum_eval_time += eval_time
+        self._last_eval_time = eval_time
+        return super().log_diagnostics(itr, eval_traj_infos, eval_time, prefix=prefix)
+
+    def extra_diagnostics(self, traj_infos: list | None) -> dict[str, Any]:
+        traj_infos = traj_infos or []
+        return {
+            "CumTrainTime": self._cum_time - self._cum_eval_time,
+            "StepsInEval": sum(info["Length"] for info in traj_infos),
+            "TrajsInEval": len(traj_infos),
+            "EvalTime": self._last_eval_time,
+            "CumEvalTime": self._cum_eval_time,
+        }

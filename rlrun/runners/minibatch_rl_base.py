@@ -1,0 +1,300 @@
+"""What the synchronous minibatch runners share: startup, the loop, diagnostics, snapshots, shutdown.
+
+The runners themselves, ``MinibatchRl`` and ``MinibatchRlEval``, are in
+:mod:`rlrun.runners.minibatch_rl`.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from typing import Any
+
+from rlrun.envs.traj_info import TrajInfo
+from rlrun.runners.base import BaseRunner
+from rlrun.runners.master_affinity import apply_master_affinity, check_affinity
+from rlrun.utils.logging import logger
+from rlrun.utils.seed import make_seed, set_seed
+
+__all__ = ["MinibatchRlBase"]
+
+
+class MinibatchRlBase(BaseRunner):
+    """Startup, the training loop, diagnostics and snapshots shared by the minibatch runners.
+
+    ``n_steps`` counts environment steps over all envs; training runs
+    ``n_itr = ceil(n_steps / batch_size)`` iterations of ``sampler.batch_size`` steps each. Diagnostics
+    are logged every ``log_interval_itrs = max(1, log_interval_steps // batch_size)`` iterations and after
+    the last one. ``affinity`` is an rlpyt affinity dict (``master_cpus``, ``master_torch_threads``,
+    ``cuda_idx``, ``set_affinity``, plus the sampler's keys) or None for no pinning and the CPU.
+    ``seed=None`` draws a fresh seed; the sampler gets ``seed + 1``.
+
+    Subclasses change one step: :meth:`on_training_start` (before the first iteration) and
+    :meth:`on_log_interval` (when diagnostics are due).
+    """
+
+    _eval = False  # rlpyt's flag for "reports evaluation trajectories"; kept for code that reads it
+    # Put before the runner's own columns (Iteration, CumSteps, ...). rlpyt's later versions used
+    # "Diagnostics/"; bare names keep progress.csv and train()'s result simple to read.
+    diagnostics_prefix: str = ""
+
+    def __init__(
+        self,
+        algo: Any,
+        agent: Any,
+        sampler: Any,
+        n_steps: int | float,
+        seed: int | None = None,
+        affinity: dict[str, Any] | None = None,
+        log_interval_steps: int | float = 1e5,
+    ) -> None:
+        name = type(self).__name__
+        if not n_steps >= 1:
+            raise ValueError(
+                f"{name}: n_steps is the number of env steps to train for and must be >= 1, got {n_steps!r}."
+            )
+        if not log_interval_steps >= 1:
+            raise ValueError(
+                f"{name}: log_interval_steps is the number of env steps between log rows and must be >= 1, "
+                f"got {log_interval_steps!r}."
+            )
+        self.algo = algo
+        self.agent = agent
+        self.sampler = sampler
+        self.n_steps = int(n_steps)
+        self.seed = None if seed is None else int(seed)
+        self.affinity = check_affinity(affinity, name)
+        self._affinity_arg = affinity  # what the sampler receives: the user's own value, None included
+        self.log_interval_steps = int(log_interval_steps)
+        self.min_itr_learn = getattr(algo, "min_itr_learn", 0)
+        # A distributed runner sets these before startup().
+        self.rank = 0
+        self.world_size = 1
+        # Set by startup().
+        self.n_itr = 0
+        self.log_interval_itrs = 1
+        self.itr_batch_size = 0
+        self._restore_master_affinity = None
+
+    # ---- the loop ----
+
+    def train(self) -> dict[str, Any]:
+        """Start up, run ``n_itr`` iterations, shut down; return the last logged row (key -> value).
+
+        The sampler is shut down also when any step raises (or on Ctrl-C); the original error propagates.
+        """
+        try:
+            n_itr = self.startup()
+            self.on_training_start()
+            for itr in range(n_itr):
+                logger.set_iteration(itr)
+                with logger.prefix(f"itr #{itr} "):
+                    self.agent.sample_mode(itr)
+                    samples, traj_infos = self.sampler.obtain_samples(itr)
+                    self.agent.train_mode(itr)
+                    opt_info = self.algo.optimize_agent(itr, samples)
+                    self.store_diagnostics(itr, traj_infos, opt_info)
+                    if (itr + 1) % self.log_interval_itrs == 0 or itr == n_itr - 1:
+                        self.on_log_interval(itr)
+        except BaseException:
+            self._shutdown_after_error()
+            raise
+        logger.log("Training complete.")
+        self.shutdown()
+        return dict(self._last_diagnostics)
+
+    def on_training_start(self) -> None:
+        """Called after startup, before the first iteration."""
+
+    def on_log_interval(self, itr: int) -> None:
+        """Called after iteration ``itr`` when diagnostics are due."""
+        raise NotImplementedError
+
+    # ---- startup and shutdown ----
+
+    def startup(self) -> int:
+        """Pin the process, seed, initialise sampler (and with it the agent), agent device, algorithm and
+        logging, in that order. Returns ``n_itr``."""
+        self._restore_master_affinity = apply_master_affinity(self.affinity)
+        if self.seed is None:
+            self.seed = make_seed()
+        set_seed(self.seed)
+        logger.log(f"Runner seed: {self.seed} (sampler gets {self.seed + 1}).")
+        examples = self.sampler.initialize(
+            agent=self.agent,
+            affinity=self._affinity_arg,
+            seed=self.seed + 1,
+            bootstrap_value=getattr(self.algo, "bootstrap_value", False),
+            traj_info_kwargs=self.get_traj_info_kwargs(),
+            rank=self.rank,
+            world_size=self.world_size,
+        )
+        self.itr_batch_size = self.sampler.batch_spec.size * self.world_size
+        n_itr = self.get_n_itr()
+        self.agent.to_device(self.affinity.get("cuda_idx", None))
+        if self.world_size > 1:
+            self.agent.data_parallel()
+        self.algo.initialize(
+            agent=self.agent,
+            n_itr=n_itr,
+            batch_spec=self.sampler.batch_spec,
+            mid_batch_reset=self.sampler.mid_batch_reset,
+            examples=examples,
+            world_size=self.world_size,
+            rank=self.rank,
+        )
+        # Replay-based algorithms know when learning starts only once they know the batch size.
+        self.min_itr_learn = getattr(self.algo, "min_itr_learn", 0)
+        self.initialize_logging()
+        return n_itr
+
+    def get_traj_info_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for the sampler's TrajInfo: the algorithm's discount."""
+        return dict(discount=getattr(self.algo, "discount", 1.0))
+
+    def get_n_itr(self) -> int:
+        """Set and return ``n_itr`` and ``log_interval_itrs`` from the step counts and the batch size."""
+        self.log_interval_itrs = max(1, self.log_interval_steps // self.itr_batch_size)
+        self.n_itr = math.ceil(self.n_steps / self.itr_batch_size)
+        logger.log(
+            f"Running {self.n_itr} iterations of {self.itr_batch_size} steps, "
+            f"logging every {self.log_interval_itrs} iterations."
+        )
+        return self.n_itr
+
+    def shutdown(self) -> None:
+        """Shut the sampler down and undo the CPU pinning of startup."""
+        try:
+            self.sampler.shutdown()
+        finally:
+            if self._restore_master_affinity is not None:
+                self._restore_master_affinity()
+                self._restore_master_affinity = None
+
+    def _shutdown_after_error(self) -> None:
+        # An error here must not hide the one that stopped training.
+        try:
+            self.shutdown()
+        except Exception as e:
+            logger.log(f"WARNING: shutdown after a training error also failed: {type(e).__name__}: {e}")
+
+    # ---- snapshots ----
+
+    def get_itr_snapshot(self, itr: int) -> dict[str, Any]:
+        """Everything a checkpoint of iteration ``itr`` holds: counters, agent and optimiser state."""
+        return dict(
+            itr=itr,
+            cum_steps=self._itrs_done * self.itr_batch_size,
+            agent_state_dict=self.agent.state_dict(),
+            optimizer_state_dict=self.algo.optim_state_dict(),
+        )
+
+    def save_itr_snapshot(self, itr: int) -> None:
+        """Hand the snapshot to the logger, which saves it or not according to its snapshot mode."""
+        if logger.get_snapshot_dir() is None or logger.get_snapshot_mode() == "none":
+            return  # skip copying the state dicts
+        paths = logger.save_itr_params(itr, self.get_itr_snapshot(itr))
+        if paths:
+            logger.log(f"Saved snapshot {', '.join(paths)}")
+
+    # ---- diagnostics ----
+
+    def initialize_logging(self) -> None:
+        """Reset the counters and buffers diagnostics are computed from; called at the end of startup."""
+        self._opt_infos: dict[str, list[float]] = {k: [] for k in self.algo.opt_info_fields}
+        self._start_time = self._last_time = time.perf_counter()
+        self._cum_time = 0.0
+        self._cum_completed_trajs = 0
+        self._last_update_counter = 0
+        self._itrs_done = 0
+        self._itrs_at_last_log = 0
+        self._last_diagnostics: dict[str, Any] = {}
+        self._traj_info_keys = self._template_traj_info_keys()
+
+    def _template_traj_info_keys(self) -> list[str]:
+        # progress.csv fixes its columns at the first row, which may come before any trajectory has
+        # finished; a fresh TrajInfo tells the statistics' names up front.
+        TrajInfoCls = getattr(self.sampler, "TrajInfoCls", TrajInfo)
+        try:
+            template = TrajInfoCls(**self.get_traj_info_kwargs())
+        except Exception:
+            template = TrajInfo()
+        return [k for k in template if not k.startswith("_")]
+
+    def store_diagnostics(self, itr: int, traj_infos: list, opt_info: Any) -> None:
+        """Keep what iteration ``itr`` produced until the next log row."""
+        self._itrs_done = itr + 1
+        self._cum_completed_trajs += len(traj_infos)
+        for key, values in self._opt_infos.items():
+            new = getattr(opt_info, key, [])
+            values.extend(new if isinstance(new, (list, tuple)) else [new])
+
+    def log_diagnostics(
+        self, itr: int, traj_infos: list | None = None, eval_time: float = 0.0, prefix: str | None = None
+    ) -> dict[str, Any]:
+        """Save a snapshot and write one row of diagnostics; return the row.
+
+        The runner's own columns get ``prefix`` (default :attr:`diagnostics_prefix`) before their names.
+
+        ``eval_time`` (s) is left out of the training speed. Rates are ``nan`` for a row with no new
+        iterations (the evaluation before training).
+        """
+        if itr >= self.min_itr_learn - 1:
+            self.save_itr_snapshot(itr)
+        now = time.perf_counter()
+        cum_time = now - self._start_time
+        train_time = now - self._last_time - eval_time
+        new_samples = (self._itrs_done - self._itrs_at_last_log) * self.itr_batch_size
+        update_counter = getattr(self.algo, "update_counter", 0)
+        new_updates = update_counter - self._last_update_counter
+        rates_valid = new_samples > 0 and train_time > 0
+        cum_steps = self._itrs_done * self.itr_batch_size
+
+        self._cum_time = cum_time
+        logger.set_iteration(itr)
+        with logger.tabular_prefix(self.diagnostics_prefix if prefix is None else prefix):
+            logger.record_tabular("Iteration", itr)
+            logger.record_tabular("CumTime (s)", cum_time)
+            logger.record_tabular("CumSteps", cum_steps)
+            logger.record_tabular("CumCompletedTrajs", self._cum_completed_trajs)
+            logger.record_tabular("CumUpdates", update_counter)
+            logger.record_tabular("StepsPerSecond", new_samples / train_time if rates_valid else math.nan)
+            logger.record_tabular("UpdatesPerSecond", new_updates / train_time if rates_valid else math.nan)
+            algo_batch_size = getattr(self.algo, "batch_size", None)
+            if isinstance(algo_batch_size, numbers.Integral) and not isinstance(algo_batch_size, bool):
+                # Samples trained on per sample collected; world_size cancels in the cumulative ratio.
+                replay_ratio = (
+                    new_updates * algo_batch_size * self.world_size / new_samples if new_samples else math.nan
+                )
+                cum_replay_ratio = (
+                    algo_batch_size * update_counter * self.world_size / cum_steps if cum_steps else math.nan
+                )
+                logger.record_tabular("ReplayRatio", replay_ratio)
+                logger.record_tabular("CumReplayRatio", cum_replay_ratio)
+            for key, value in self.extra_diagnostics(traj_infos).items():
+                logger.record_tabular(key, value)
+        self._log_infos(traj_infos)
+        self._last_diagnostics = logger.dump_tabular(with_prefix=False)
+
+        self._last_time = now
+        self._last_update_counter = update_counter
+        self._itrs_at_last_log = self._itrs_done
+        return self._last_diagnostics
+
+    def extra_diagnostics(self, traj_infos: list | None) -> dict[str, Any]:
+        """Runner-specific values for the row, recorded after the common ones (under the same prefix)."""
+        return {}
+
+    def _log_infos(self, traj_infos: list | None) -> None:
+        """Statistics of each trajectory field (skipping ``_`` keys) and of each optimiser field; then
+        clear the optimiser values."""
+        traj_infos = list(traj_infos or [])
+        keys = list(self._traj_info_keys)
+        for info in traj_infos[:1]:
+            keys += [k for k in info if not k.startswith("_") and k not in keys]
+        for key in keys:
+            logger.record_tabular_misc_stat(key, [info[key] for info in traj_infos if key in info])
+        for key, values in self._opt_infos.items():
+            logger.record_tabular_misc_stat(key, values)
+        self._opt_infos = {k: [] for k in self._opt_infos}

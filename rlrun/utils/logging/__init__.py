@@ -1,0 +1,1 @@
+"""Text, tabular and snapshot logging: ``logger`` (module functions) and ``context.logger_context``."""

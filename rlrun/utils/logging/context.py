@@ -1,0 +1,137 @@
+"""The run folder of one experiment, and the context manager that points the logger at it."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import enum
+import json
+import math
+import os
+import pathlib
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import torch
+
+from rlrun.utils.logging import logger
+
+__all__ = ["logger_context", "get_log_dir", "LOG_DIR_NAME", "jsonable"]
+
+LOG_DIR_NAME = "data"
+
+
+def get_log_dir(experiment_name: str, root_log_dir: str | None = None, date: bool = True) -> str:
+    """``<root_log_dir>/local/<YYYYMMDD>/<experiment_name>`` as an absolute path.
+
+    ``root_log_dir`` defaults to ``./data`` of the current working directory (read at call time),
+    never a folder inside the installed package. ``date=False`` leaves out the date folder.
+    """
+    root = os.path.join(os.getcwd(), LOG_DIR_NAME) if root_log_dir is None else root_log_dir
+    parts = [root, "local"]
+    if date:
+        parts.append(datetime.date.today().strftime("%Y%m%d"))
+    parts.append(experiment_name)
+    return os.path.abspath(os.path.join(*parts))
+
+
+def jsonable(obj: Any) -> Any:
+    """A JSON-serialisable copy of ``obj`` for ``params.json``.
+
+    Containers are converted recursively; numpy and torch values become numbers or lists; classes and
+    functions become their dotted names; anything else becomes its ``repr``.
+    """
+    if obj is None or isinstance(obj, (bool, int, str)):
+        return obj
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else str(obj)  # NaN/inf are not JSON
+    if isinstance(obj, Mapping):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        return {f: jsonable(v) for f, v in zip(obj._fields, obj)}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, (set, frozenset)):
+        return sorted((jsonable(v) for v in obj), key=repr)
+    if isinstance(obj, (np.generic, np.ndarray)):
+        return jsonable(obj.tolist())
+    if isinstance(obj, torch.Tensor):
+        return jsonable(obj.detach().cpu().tolist())
+    if isinstance(obj, (torch.device, torch.dtype, pathlib.PurePath)):
+        return str(obj)
+    if isinstance(obj, enum.Enum):
+        return obj.name
+    if isinstance(obj, type) or (callable(obj) and hasattr(obj, "__qualname__")):
+        return f"{getattr(obj, '__module__', '')}.{obj.__qualname__}"
+    if dataclasses.is_dataclass(obj):
+        return {f.name: jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    return repr(obj)
+
+
+@contextmanager
+def logger_context(
+    log_dir: str,
+    run_ID: int | str,
+    name: str,
+    log_params: Mapping[str, Any] | None = None,
+    snapshot_mode: str = "none",
+    override_prefix: bool = False,
+    use_summary_writer: bool = False,
+    snapshot_gap: int | None = None,
+) -> Iterator[str]:
+    """Log one run into its own folder; wrap ``runner.train()`` in it. Yields the run folder.
+
+    The folder is ``./data/local/<YYYYMMDD>/<log_dir>/run_<run_ID>`` under the current working
+    directory, or ``<log_dir>/run_<run_ID>`` with ``override_prefix=True`` (an absolute ``log_dir`` is
+    always used as given). It gets ``params.json`` (``log_params`` plus ``name`` and ``run_ID``),
+    ``progress.csv`` (one row per :func:`logger.dump_tabular`), ``debug.log`` (every message, appended)
+    and the snapshots chosen by ``snapshot_mode`` (see :func:`logger.set_snapshot_mode`; ``snapshot_gap``
+    sets the gap, else the logger's current gap is kept). ``use_summary_writer=True`` also writes
+    TensorBoard event files there. On exit, also by an exception, files are closed and the logger
+    state from before the context comes back.
+    """
+    if snapshot_mode not in logger.SNAPSHOT_MODES:
+        raise ValueError(f"Unknown snapshot_mode {snapshot_mode!r}; use one of {list(logger.SNAPSHOT_MODES)}.")
+    summary_writer_cls = _summary_writer_cls() if use_summary_writer else None
+    run_dir = os.path.join(str(log_dir), f"run_{run_ID}")
+    if not (override_prefix or os.path.isabs(run_dir)):
+        run_dir = get_log_dir(run_dir)
+    run_dir = os.path.abspath(run_dir)
+
+    logger.push_state()
+    try:
+        if snapshot_gap is not None:
+            logger.set_snapshot_gap(snapshot_gap)  # validated before any folder is made
+        logger.set_snapshot_mode(snapshot_mode)
+        logger.set_snapshot_dir(run_dir)
+        logger.add_text_output(os.path.join(run_dir, "debug.log"))
+        progress_file = os.path.join(run_dir, "progress.csv")
+        replaced = os.path.exists(progress_file)
+        logger.add_tabular_output(progress_file)
+        if summary_writer_cls is not None:
+            logger.set_tf_summary_writer(summary_writer_cls(run_dir))
+        logger.push_prefix(f"{name}_{run_ID} ")
+        params = {**(log_params or {}), "name": name, "run_ID": run_ID}
+        with open(os.path.join(run_dir, "params.json"), "w", encoding="utf-8") as f:
+            json.dump(jsonable(params), f, indent=2)
+        if replaced:
+            logger.log(
+                f"WARNING: {progress_file} held a previous run and was started afresh; use a new run_ID to keep both."
+            )
+        logger.log(f"Logging to {run_dir}")
+        yield run_dir
+    finally:
+        logger.pop_state()
+
+
+def _summary_writer_cls() -> type:
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError as e:
+        raise ImportError(
+            "logger_context(use_summary_writer=True) needs TensorBoard, which is not installed: "
+            "run `pip install rlrun[tensorboard]` (or `pip install tensorboard`), or pass use_summary_writer=False."
+        ) from e
+    return SummaryWriter

@@ -1,0 +1,373 @@
+"""The process-wide logger: text messages, rows of diagnostics and snapshots, as module functions.
+
+Usage, as in rlpyt::
+
+    from rlrun.utils.logging import logger
+    logger.log("starting")
+    logger.record_tabular("Loss", 0.5)
+    logger.record_tabular_misc_stat("Return", returns)   # ReturnAverage, ReturnStd, ...
+    logger.dump_tabular()                                 # one row to progress.csv and the console
+
+With no :func:`~rlrun.utils.logging.context.logger_context` open, everything goes to the console only
+and snapshots are not saved. A context pushes a fresh logger state (its own files, snapshot folder and
+TensorBoard writer) and restores the previous one on exit, so runs can follow or nest in one process.
+
+``progress.csv`` keeps the columns of its first row: a key first recorded in a later row is dropped
+from the file (with one :class:`ProgressColumnWarning` per key), and a column missing from a row is
+left empty. Record every key from the first dump on (``nan`` where there is no value yet).
+"""
+
+from __future__ import annotations
+
+import datetime
+import numbers
+import os
+import sys
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+import numpy as np
+import torch
+
+from rlrun.utils.logging.tabular import CsvOutput, format_table, to_scalar
+
+SNAPSHOT_MODES = ("none", "last", "all", "gap", "last+gap")
+MISC_STATS = ("Average", "Std", "Median", "Min", "Max")
+
+_COLORS = {"gray": 30, "red": 31, "green": 32, "yellow": 33, "blue": 34, "magenta": 35, "cyan": 36, "white": 37}
+
+
+class ProgressColumnWarning(UserWarning):
+    """A key was recorded after ``progress.csv`` fixed its columns, so the file does not hold it."""
+
+
+@dataclass
+class _State:
+    prefixes: list[str] = field(default_factory=list)
+    tabular_prefixes: list[str] = field(default_factory=list)
+    tabular: dict[str, Any] = field(default_factory=dict)  # CSV key -> value, in recording order
+    tb_tags: dict[str, str] = field(default_factory=dict)  # CSV key -> TensorBoard tag, where they differ
+    text_files: dict[str, TextIO] = field(default_factory=dict)
+    csv_outputs: dict[str, CsvOutput] = field(default_factory=dict)
+    snapshot_dir: str | None = None
+    snapshot_mode: str = "all"
+    snapshot_gap: int = 1
+    log_tabular_only: bool = False
+    disabled: bool = False
+    summary_writer: Any = None
+    iteration: int = 0
+
+
+_state = _State()
+_saved_states: list[_State] = []
+
+
+# ---- state stack (used by logger_context) ----
+
+
+def push_state() -> None:
+    """Start a fresh logger state with no outputs; message prefixes, snapshot gap and disabling carry over.
+
+    :func:`~rlrun.utils.logging.context.logger_context` calls this on entry and :func:`pop_state` on exit.
+    """
+    global _state
+    _saved_states.append(_state)
+    _state = _State(prefixes=list(_state.prefixes), snapshot_gap=_state.snapshot_gap, disabled=_state.disabled)
+
+
+def pop_state() -> None:
+    """Close the current state's files and TensorBoard writer, and go back to the state before :func:`push_state`."""
+    global _state
+    if not _saved_states:
+        raise RuntimeError("logger.pop_state() was called more often than logger.push_state().")
+    _close_outputs(_state)
+    _state = _saved_states.pop()
+
+
+def _close_outputs(state: _State) -> None:
+    for f in state.text_files.values():
+        f.close()
+    for out in state.csv_outputs.values():
+        out.close()
+    if state.summary_writer is not None and hasattr(state.summary_writer, "close"):
+        state.summary_writer.close()
+    state.text_files.clear()
+    state.csv_outputs.clear()
+    state.summary_writer = None
+
+
+# ---- text ----
+
+
+def log(msg: Any, with_prefix: bool = True, with_timestamp: bool = True, color: str | None = None) -> None:
+    """Write one message line to the console and every text output (``debug.log``).
+
+    Skipped while the logger is disabled or set to log tabular output only. ``color`` (one of
+    gray, red, green, yellow, blue, magenta, cyan, white) colours the console copy on a terminal.
+    """
+    if color is not None and color not in _COLORS:
+        raise ValueError(f"Unknown log color {color!r}; use one of {sorted(_COLORS)} or None.")
+    if _state.disabled or _state.log_tabular_only:
+        return
+    text = str(msg)
+    if with_prefix:
+        text = "".join(_state.prefixes) + text
+    if with_timestamp:
+        text = f"{datetime.datetime.now():%Y-%m-%d %H:%M:%S} | {text}"
+    _emit(text, color)
+
+
+def _emit(line: str, color: str | None = None) -> None:
+    console_line = line
+    if color is not None and sys.stdout.isatty():
+        console_line = f"\x1b[{_COLORS[color]}m{line}\x1b[0m"
+    print(console_line, flush=True)
+    for f in _state.text_files.values():
+        f.write(line + "\n")
+        f.flush()
+
+
+@contextmanager
+def prefix(text: str) -> Iterator[None]:
+    """Prepend ``text`` to log messages inside the block."""
+    push_prefix(text)
+    try:
+        yield
+    finally:
+        pop_prefix()
+
+
+def push_prefix(text: str) -> None:
+    _state.prefixes.append(str(text))
+
+
+def pop_prefix() -> None:
+    _state.prefixes.pop()
+
+
+def add_text_output(file_name: str) -> None:
+    """Also append log messages to ``file_name`` (its folder is created)."""
+    path = os.path.abspath(file_name)
+    if path not in _state.text_files:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        _state.text_files[path] = open(path, "a", encoding="utf-8")  # closed by remove_text_output / pop_state
+
+
+def remove_text_output(file_name: str) -> None:
+    f = _state.text_files.pop(os.path.abspath(file_name), None)
+    if f is not None:
+        f.close()
+
+
+def set_log_tabular_only(log_tabular_only: bool) -> None:
+    """When True, :func:`log` messages are dropped and only :func:`dump_tabular` tables are shown."""
+    _state.log_tabular_only = bool(log_tabular_only)
+
+
+def get_log_tabular_only() -> bool:
+    return _state.log_tabular_only
+
+
+def disable() -> None:
+    """Silence messages and tabular rows (e.g. on every rank but one)."""
+    _state.disabled = True
+
+
+def enable() -> None:
+    _state.disabled = False
+
+
+# ---- tabular ----
+
+
+def record_tabular(key: str, val: Any) -> None:
+    """Record ``val`` under ``key`` (after the current tabular prefix) for the next :func:`dump_tabular`.
+
+    Numpy and torch scalars become Python numbers. Recording a key twice before a dump keeps the last value.
+    """
+    _record(_tabular_key(key), val, tb_tag=None)
+
+
+def record_tabular_misc_stat(key: str, values: Any, placement: str = "back") -> None:
+    """Record Average, Std, Median, Min and Max of ``values`` as ``<key>Average`` ... (``placement="back"``).
+
+    With ``placement="front"`` the names are ``Average<key>`` ... Empty ``values`` record ``nan`` for
+    each, so the columns exist from the first row. TensorBoard groups them as ``<key>/Average`` ...
+    """
+    if placement not in ("back", "front"):
+        raise ValueError(f"placement must be 'back' or 'front', got {placement!r}.")
+    if isinstance(values, torch.Tensor):
+        values = values.detach().cpu()
+    array = np.asarray([to_scalar(v) for v in values] if isinstance(values, list) else values, dtype=np.float64)
+    array = array.ravel()
+    if array.size:
+        stats = (np.mean(array), np.std(array), np.median(array), np.min(array), np.max(array))
+    else:
+        stats = (np.nan,) * len(MISC_STATS)
+    base = _tabular_key(key)
+    for name, value in zip(MISC_STATS, stats):
+        if placement == "back":
+            csv_key, tb_tag = base + name, f"{base}/{name}"
+        else:
+            csv_key, tb_tag = _tabular_key(name + str(key)), f"{base}/{name}"
+        _record(csv_key, float(value), tb_tag=tb_tag)
+
+
+def _tabular_key(key: str) -> str:
+    return "".join(_state.tabular_prefixes) + str(key)
+
+
+def _record(csv_key: str, val: Any, tb_tag: str | None) -> None:
+    _state.tabular[csv_key] = to_scalar(val)
+    if tb_tag is not None:
+        _state.tb_tags[csv_key] = tb_tag
+
+
+@contextmanager
+def tabular_prefix(text: str) -> Iterator[None]:
+    """Prepend ``text`` (e.g. ``"Diagnostics/"``) to the keys recorded inside the block."""
+    push_tabular_prefix(text)
+    try:
+        yield
+    finally:
+        pop_tabular_prefix()
+
+
+def push_tabular_prefix(text: str) -> None:
+    _state.tabular_prefixes.append(str(text))
+
+
+def pop_tabular_prefix() -> None:
+    _state.tabular_prefixes.pop()
+
+
+def add_tabular_output(file_name: str) -> None:
+    """Write rows to the CSV file ``file_name`` (created or truncated; its folder is created)."""
+    path = os.path.abspath(file_name)
+    if path not in _state.csv_outputs:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        _state.csv_outputs[path] = CsvOutput(path)
+
+
+def remove_tabular_output(file_name: str) -> None:
+    out = _state.csv_outputs.pop(os.path.abspath(file_name), None)
+    if out is not None:
+        out.close()
+
+
+def set_tf_summary_writer(writer: Any) -> None:
+    """Send every numeric value of each dumped row to ``writer.add_scalar(tag, value, iteration)``."""
+    _state.summary_writer = writer
+
+
+def get_tf_summary_writer() -> Any:
+    return _state.summary_writer
+
+
+def set_iteration(iteration: int) -> None:
+    """The step TensorBoard scalars are written at; runners set it to the training iteration."""
+    _state.iteration = int(iteration)
+
+
+def get_iteration() -> int:
+    return _state.iteration
+
+
+def dump_tabular(with_prefix: bool = True) -> dict[str, Any]:
+    """Write the recorded values as one row (CSV outputs, console table, TensorBoard) and clear them.
+
+    Returns the row (key -> value; empty when nothing was recorded), also while the logger is disabled
+    and writes nothing. ``with_prefix`` puts the message prefix before each console line of the table.
+    """
+    row, tb_tags = _state.tabular, _state.tb_tags
+    _state.tabular, _state.tb_tags = {}, {}
+    if _state.disabled or not row:
+        return row
+    line_prefix = "".join(_state.prefixes) if with_prefix else ""
+    for line in format_table(row):
+        _emit(line_prefix + line)
+    for out in _state.csv_outputs.values():
+        for key in out.write_row(row):
+            message = (
+                f"Tabular key {key!r} was first recorded after {out.path} fixed its columns, so it is not "
+                "written there. Record it from the first dump_tabular() on (nan until it has a value)."
+            )
+            warnings.warn(message, ProgressColumnWarning, stacklevel=2)
+            log(f"WARNING: {message}")
+    writer = _state.summary_writer
+    if writer is not None:
+        for key, value in row.items():
+            if isinstance(value, numbers.Real):
+                writer.add_scalar(tb_tags.get(key, key), float(value), _state.iteration)
+        if hasattr(writer, "flush"):
+            writer.flush()
+    return row
+
+
+# ---- snapshots ----
+
+
+def set_snapshot_dir(dir_name: str) -> None:
+    """The folder :func:`save_itr_params` writes to (created here)."""
+    path = os.path.abspath(dir_name)
+    os.makedirs(path, exist_ok=True)
+    _state.snapshot_dir = path
+
+
+def get_snapshot_dir() -> str | None:
+    return _state.snapshot_dir
+
+
+def set_snapshot_mode(mode: str) -> None:
+    """Which calls of :func:`save_itr_params` write a file.
+
+    ``"none"``: never. ``"last"``: every call, overwriting ``params.pkl``. ``"all"``: every call, to
+    ``itr_<itr>.pkl``. ``"gap"``: ``itr_<itr>.pkl`` when ``itr == 0`` or ``(itr + 1)`` is a multiple of the
+    snapshot gap. ``"last+gap"``: both ``params.pkl`` every call and the ``"gap"`` files.
+    """
+    if mode not in SNAPSHOT_MODES:
+        raise ValueError(f"Unknown snapshot_mode {mode!r}; use one of {list(SNAPSHOT_MODES)}.")
+    _state.snapshot_mode = mode
+
+
+def get_snapshot_mode() -> str:
+    return _state.snapshot_mode
+
+
+def set_snapshot_gap(gap: int) -> None:
+    """Iterations between ``"gap"`` snapshots; a positive integer."""
+    if isinstance(gap, bool) or not isinstance(gap, numbers.Integral) or gap < 1:
+        raise ValueError(f"snapshot gap must be a positive integer, got {gap!r}.")
+    _state.snapshot_gap = int(gap)
+
+
+def get_snapshot_gap() -> int:
+    return _state.snapshot_gap
+
+
+def save_itr_params(itr: int, params: Any) -> list[str]:
+    """Save ``params`` with ``torch.save`` as the snapshot mode says; return the paths written.
+
+    Does nothing without a snapshot folder (no logger context). Files are written to a temporary name
+    and renamed, so a crash during the save never leaves a truncated snapshot behind.
+    """
+    folder, mode, gap = _state.snapshot_dir, _state.snapshot_mode, _state.snapshot_gap
+    if folder is None or mode == "none":
+        return []
+    names = []
+    on_gap = itr == 0 or (itr + 1) % gap == 0
+    if mode == "all" or (mode in ("gap", "last+gap") and on_gap):
+        names.append(f"itr_{itr}.pkl")
+    if mode in ("last", "last+gap"):
+        names.append("params.pkl")
+    paths = []
+    for name in names:
+        path = os.path.join(folder, name)
+        tmp_path = path + ".tmp"
+        torch.save(params, tmp_path)
+        os.replace(tmp_path, path)
+        paths.append(path)
+    return paths
