@@ -57,6 +57,7 @@ class _State:
     snapshot_gap: int = 1
     log_tabular_only: bool = False
     disabled: bool = False
+    console: bool = True
     summary_writer: Any = None
     iteration: int = 0
 
@@ -75,7 +76,12 @@ def push_state() -> None:
     """
     global _state
     _saved_states.append(_state)
-    _state = _State(prefixes=list(_state.prefixes), snapshot_gap=_state.snapshot_gap, disabled=_state.disabled)
+    _state = _State(
+        prefixes=list(_state.prefixes),
+        snapshot_gap=_state.snapshot_gap,
+        disabled=_state.disabled,
+        console=_state.console,
+    )
 
 
 def pop_state() -> None:
@@ -124,7 +130,8 @@ def _emit(line: str, color: str | None = None) -> None:
     console_line = line
     if color is not None and sys.stdout.isatty():
         console_line = f"\x1b[{_COLORS[color]}m{line}\x1b[0m"
-    print(console_line, flush=True)
+    if _state.console:
+        print(console_line, flush=True)
     for f in _state.text_files.values():
         f.write(line + "\n")
         f.flush()
@@ -169,6 +176,11 @@ def set_log_tabular_only(log_tabular_only: bool) -> None:
 
 def get_log_tabular_only() -> bool:
     return _state.log_tabular_only
+
+
+def set_console_output(enabled: bool) -> None:
+    """Turn printing to the console on or off; files (debug.log, progress.csv) are still written."""
+    _state.console = bool(enabled)
 
 
 def disable() -> None:

@@ -1,0 +1,119 @@
+"""Learning speed on CartPole-v1: rlrun and Stable-Baselines3, same settings, same machine, one run.
+
+    python benchmarks/learning_cartpole.py                       # PPO, A2C, DQN x seeds 0 1 2, both libraries
+    python benchmarks/learning_cartpole.py --algos ppo --libs rlrun --seeds 0
+
+Both libraries use the RL Zoo's tuned CartPole-v1 settings (rlrun's copy is in
+rlrun/experiments/configs/cartpole.py) and are evaluated every ``--eval_every`` steps on 10 whole
+episodes (SB3 deterministically; rlrun's PPO/A2C agents sample, DQN uses eps_eval=0.001).
+Reported per run: the first evaluated step count with a return >= 475 ("steps to solve"), the
+final evaluation return, and wall time without evaluation. SB3 needs `pip install stable-baselines3`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+SOLVED = 475.0
+
+
+def run_rlrun(algo: str, seed: int, eval_every: int) -> dict:
+    import torch
+
+    from rlrun.experiments.configs.cartpole import CONFIGS, build_runner
+    from rlrun.utils.logging import logger
+    from rlrun.utils.logging.context import logger_context
+    from rlrun.utils.plotting import read_progress
+
+    torch.set_num_threads(1)
+    n_steps = CONFIGS[algo]["n_steps"]
+    runner = build_runner(algo, seed=seed, log_interval_steps=eval_every, affinity=dict(master_torch_threads=1))
+    with tempfile.TemporaryDirectory() as tmp:
+        logger.set_console_output(False)
+        with logger_context(tmp, seed, f"{algo}_cartpole", {}, override_prefix=True) as run_dir:
+            runner.train()
+        logger.set_console_output(True)
+        data = read_progress(run_dir)
+    steps, returns = data["CumSteps"], data["ReturnAverage"]
+    wall = data["CumTrainTime"][-1]  # sampling and optimisation, evaluation excluded
+    return dict(curve=list(zip(steps, returns)), wall=wall, n_steps=n_steps)
+
+
+def run_sb3(algo: str, seed: int, eval_every: int) -> dict:
+    import torch
+    from stable_baselines3 import A2C, DQN, PPO
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.evaluation import evaluate_policy
+
+    torch.set_num_threads(1)
+    if algo == "ppo":
+        env = make_vec_env("CartPole-v1", n_envs=8, seed=seed)
+        model = PPO(
+            "MlpPolicy", env, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20, ent_coef=0.0,
+            learning_rate=lambda f: 1e-3 * f, clip_range=lambda f: 0.2 * f, seed=seed, device="cpu",
+        )  # fmt: skip
+        n_steps = 100_000
+    elif algo == "a2c":
+        env = make_vec_env("CartPole-v1", n_envs=8, seed=seed)
+        model = A2C("MlpPolicy", env, ent_coef=0.0, seed=seed, device="cpu")
+        n_steps = 100_000
+    else:
+        env = make_vec_env("CartPole-v1", n_envs=1, seed=seed)
+        model = DQN(
+            "MlpPolicy", env, learning_rate=2.3e-3, batch_size=64, buffer_size=100_000, learning_starts=1000,
+            gamma=0.99, target_update_interval=10, train_freq=256, gradient_steps=128, exploration_fraction=0.16,
+            exploration_final_eps=0.04, policy_kwargs=dict(net_arch=[256, 256]), seed=seed, device="cpu",
+        )  # fmt: skip
+        n_steps = 50_000
+    eval_env = make_vec_env("CartPole-v1", n_envs=1, seed=seed + 1000)
+    curve, wall, done = [], 0.0, 0
+    while done < n_steps:
+        chunk = min(eval_every, n_steps - done)
+        start = time.perf_counter()
+        model.learn(chunk, reset_num_timesteps=False)
+        wall += time.perf_counter() - start
+        done = model.num_timesteps
+        mean, _ = evaluate_policy(model, eval_env, n_eval_episodes=10, deterministic=True)
+        curve.append((done, mean))
+    return dict(curve=curve, wall=wall, n_steps=n_steps)
+
+
+def summarise(result: dict) -> tuple[float | None, float]:
+    solved = next((s for s, r in result["curve"] if r >= SOLVED), None)
+    return solved, result["curve"][-1][1]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--algos", nargs="+", default=["ppo", "a2c", "dqn"])
+    parser.add_argument("--libs", nargs="+", default=["rlrun", "sb3"])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--eval_every", type=int, default=5000)
+    args = parser.parse_args()
+    runners = {"rlrun": run_rlrun, "sb3": run_sb3}
+    print(f"{'algo':5} {'lib':6} {'seed':>4} {'steps to 475':>13} {'final return':>13} {'wall (s)':>9}")
+    table: dict[tuple[str, str], list] = {}
+    for algo in args.algos:
+        for lib in args.libs:
+            for seed in args.seeds:
+                result = runners[lib](algo, seed, args.eval_every)
+                solved, final = summarise(result)
+                table.setdefault((algo, lib), []).append((solved, final, result["wall"]))
+                solved_text = "-" if solved is None else f"{int(solved)}"
+                print(f"{algo:5} {lib:6} {seed:>4} {solved_text:>13} {final:>13.1f} {result['wall']:>9.1f}", flush=True)
+    print("\nsummary (mean over seeds):")
+    for (algo, lib), rows in table.items():
+        n_solved = sum(final >= SOLVED for _, final, _ in rows)
+        wall = statistics.mean(w for _, _, w in rows)
+        print(f"{algo:5} {lib:6} final>=475 in {n_solved}/{len(rows)} seeds, mean wall {wall:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Ready-made experiment configurations and builders (used by examples, learning tests, benchmarks)."""

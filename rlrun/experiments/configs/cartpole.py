@@ -1,0 +1,117 @@
+"""Tuned CartPole-v1 settings for PPO, A2C and DQN, and a builder for a runner that evaluates.
+
+The settings follow the RL Zoo's tuned CartPole hyperparameters where rlpyt's keywords allow; each
+config solves CartPole-v1 (evaluation return >= 475 over 10 episodes) for seeds 0, 1 and 2 within
+its step budget (see tests/test_learning.py and benchmarks/learning_cartpole.py).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from rlrun.agents.dqn.dqn_agent import DqnAgent
+from rlrun.agents.pg.categorical import CategoricalPgAgent
+from rlrun.algos.dqn.dqn import DQN
+from rlrun.algos.pg.a2c import A2C
+from rlrun.algos.pg.ppo import PPO
+from rlrun.envs.gym import make
+from rlrun.runners.minibatch_rl import MinibatchRlEval
+from rlrun.samplers.serial.sampler import SerialSampler
+
+__all__ = ["CONFIGS", "SOLVED_RETURN", "build_runner"]
+
+SOLVED_RETURN = 475.0
+
+CONFIGS: dict[str, dict[str, Any]] = {
+    "ppo": dict(
+        n_steps=100_000,
+        sampler=dict(batch_T=32, batch_B=8),
+        algo=dict(
+            discount=0.98,
+            gae_lambda=0.8,
+            learning_rate=1e-3,
+            value_loss_coeff=0.5,
+            entropy_loss_coeff=0.0,
+            epochs=20,
+            minibatches=1,
+            ratio_clip=0.2,
+            clip_grad_norm=0.5,
+            linear_lr_schedule=True,
+        ),
+        agent=dict(),
+    ),
+    "a2c": dict(
+        n_steps=100_000,
+        sampler=dict(batch_T=8, batch_B=8),
+        algo=dict(
+            discount=0.99,
+            gae_lambda=1.0,
+            learning_rate=7e-4,
+            value_loss_coeff=0.5,
+            entropy_loss_coeff=0.0,
+            clip_grad_norm=0.5,
+        ),
+        agent=dict(),
+    ),
+    "dqn": dict(
+        n_steps=50_000,
+        sampler=dict(batch_T=32, batch_B=8),
+        algo=dict(
+            discount=0.99,
+            batch_size=64,
+            min_steps_learn=1000,
+            replay_size=100_000,
+            replay_ratio=32,
+            target_update_interval=20,
+            learning_rate=2.3e-3,
+            eps_steps=8000,
+            double_dqn=True,
+            delta_clip=None,
+        ),
+        agent=dict(eps_final=0.04, model_kwargs=dict(hidden_sizes=(256, 256))),
+    ),
+}
+
+_ALGOS = {"ppo": (PPO, CategoricalPgAgent), "a2c": (A2C, CategoricalPgAgent), "dqn": (DQN, DqnAgent)}
+
+
+def build_runner(
+    algo: str,
+    seed: int = 0,
+    n_steps: int | None = None,
+    log_interval_steps: int = 10_000,
+    eval_episodes: int = 10,
+    overrides: dict[str, dict[str, Any]] | None = None,
+    affinity: dict | None = None,
+) -> MinibatchRlEval:
+    """A MinibatchRlEval runner for ``algo`` ("ppo", "a2c" or "dqn") on CartPole-v1.
+
+    Evaluates ``eval_episodes`` whole episodes every ``log_interval_steps``. ``overrides`` updates the
+    config's ``sampler``, ``algo`` and ``agent`` keyword dicts.
+    """
+    if algo not in CONFIGS:
+        raise KeyError(f"No CartPole config for {algo!r}; choose from {sorted(CONFIGS)}.")
+    config = copy.deepcopy(CONFIGS[algo])
+    for part, kwargs in (overrides or {}).items():
+        config[part].update(kwargs)
+    AlgoCls, AgentCls = _ALGOS[algo]
+    eval_n_envs = min(5, eval_episodes)
+    sampler = SerialSampler(
+        EnvCls=make,
+        env_kwargs=dict(id="CartPole-v1"),
+        max_decorrelation_steps=0,
+        eval_n_envs=eval_n_envs,
+        eval_max_steps=(eval_episodes // eval_n_envs + 1) * 501 * eval_n_envs,
+        eval_max_trajectories=eval_episodes,
+        **config["sampler"],
+    )
+    return MinibatchRlEval(
+        algo=AlgoCls(**config["algo"]),
+        agent=AgentCls(**config["agent"]),
+        sampler=sampler,
+        n_steps=n_steps if n_steps is not None else config["n_steps"],
+        seed=seed,
+        log_interval_steps=log_interval_steps,
+        affinity=affinity,
+    )
