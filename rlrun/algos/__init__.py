@@ -1,0 +1,1 @@
+"""Training algorithms: they turn sampled batches into gradient steps on the agent."""

@@ -1,0 +1,65 @@
+"""The interface runners use to train an agent on sampled batches."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["RlAlgorithm"]
+
+
+class RlAlgorithm:
+    """Owns the optimiser and the update rule; the runner owns the loop.
+
+    The runner calls :meth:`initialize` once after the sampler and agent are built, then per
+    iteration ``opt_info = optimize_agent(itr, samples)``. ``opt_info`` is a namedtuple whose fields
+    are :attr:`opt_info_fields`, each a list of floats with one entry per gradient step (empty when
+    no step was taken), which the runner logs. ``bootstrap_value = True`` asks the sampler for
+    ``samples.agent.bootstrap_value``. ``update_counter`` counts gradient steps taken.
+    """
+
+    opt_info_fields: tuple[str, ...] = ()
+    bootstrap_value: bool = False
+    update_counter: int = 0
+
+    def initialize(
+        self,
+        agent: Any,
+        n_itr: int,
+        batch_spec: Any,
+        mid_batch_reset: bool = False,
+        examples: Any = None,
+        world_size: int = 1,
+        rank: int = 0,
+    ) -> None:
+        """Build the optimiser (and replay) for ``agent``; ``n_itr`` iterations of ``batch_spec``
+        batches will follow. ``mid_batch_reset`` tells whether envs reset inside a batch (otherwise
+        the steps after an episode's end are filler); ``examples`` holds one sample of each field."""
+        raise NotImplementedError
+
+    def async_initialize(
+        self, agent: Any, sampler_n_itr: int, batch_spec: Any, mid_batch_reset: bool, examples: Any, world_size: int = 1
+    ) -> Any:
+        """For asynchronous runners: build the replay in shared memory and return it."""
+        raise NotImplementedError(
+            f"{type(self).__name__} does not support asynchronous runners (AsyncRl) yet; use MinibatchRl."
+        )
+
+    def optim_initialize(self, rank: int = 0) -> None:
+        """Build the optimiser; asynchronous runners call it in the optimiser process."""
+        raise NotImplementedError
+
+    def optimize_agent(self, itr: int, samples: Any = None, sampler_itr: int | None = None) -> Any:
+        """Train on one batch (``[T, B]`` torch tensors) and return ``opt_info``."""
+        raise NotImplementedError
+
+    def optim_state_dict(self) -> dict[str, Any]:
+        """The optimiser's state, for snapshots (override when holding several optimisers)."""
+        return self.optimizer.state_dict()
+
+    def load_optim_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.optimizer.load_state_dict(state_dict)
+
+    @property
+    def batch_size(self) -> int:
+        """The training batch size of one gradient step, for logging."""
+        return self._batch_size

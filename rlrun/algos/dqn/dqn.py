@@ -1,0 +1,253 @@
+"""Deep Q-learning from a replay buffer (Mnih et al. 2015), with double DQN and n-step returns."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import torch
+
+from rlrun.algos.base import RlAlgorithm
+from rlrun.replays.non_sequence.uniform import UniformReplayBuffer
+from rlrun.utils.collections import namedarraytuple, namedtuple
+from rlrun.utils.tensor import select_at_indexes
+
+__all__ = ["DQN", "OptInfo", "SamplesToBuffer", "SamplesToBufferTl"]
+
+_log = logging.getLogger(__name__)
+
+OptInfo = namedtuple("OptInfo", ["loss", "gradNorm", "tdAbsErr"])
+SamplesToBuffer = namedarraytuple("SamplesToBuffer", ["observation", "action", "reward", "done"])
+SamplesToBufferTl = namedarraytuple("SamplesToBufferTl", SamplesToBuffer._fields + ("timeout",))
+
+
+class DQN(RlAlgorithm):
+    """Q-learning on transitions drawn uniformly from a replay of the last ``replay_size`` steps.
+
+    Per sampler iteration, :meth:`optimize_agent` appends the batch to the replay, then (from
+    ``min_steps_learn`` sampled steps on) takes ``updates_per_optimize = max(1, round(replay_ratio
+    * sampler_batch_size / batch_size))`` gradient steps: ``replay_ratio`` is how many times each
+    sampled step is trained on, on average. The target is ``y = R^(n) + (1 - done_n) * discount^n *
+    Q_target(s_{t+n}, a*)`` with ``a*`` the target network's argmax (or the online network's with
+    ``double_dqn``); the loss is Huber with threshold ``delta_clip`` (squared error if None). The
+    target network follows the online one every ``target_update_interval`` gradient steps, fully
+    (``target_update_tau=1``) or softly. Exploration: epsilon anneals over sampler iterations from
+    ``min_steps_learn`` to ``eps_steps`` sampled steps (the agent holds the epsilon values).
+
+    Time limits: when the env reports ``env_info.timeout``, the replay stores it and a time-limit cut
+    is not terminal; the target bootstraps from the cut episode's last observation, as an estimate
+    of the unseen next one (see :class:`rlrun.replays.non_sequence.n_step.NStepReturnBuffer`).
+
+    Prioritized replay is not available yet: ``prioritized_replay=True`` raises, and the ``pri_*``
+    and ``default_priority`` keywords are kept for rlpyt compatibility.
+    """
+
+    opt_info_fields = OptInfo._fields
+
+    def __init__(
+        self,
+        discount: float = 0.99,
+        batch_size: int = 32,
+        min_steps_learn: int = int(5e4),
+        delta_clip: float | None = 1.0,
+        replay_size: int = int(1e6),
+        replay_ratio: float = 8,
+        target_update_tau: float = 1,
+        target_update_interval: int = 312,
+        n_step_return: int = 1,
+        learning_rate: float = 2.5e-4,
+        OptimCls: type[torch.optim.Optimizer] = torch.optim.Adam,
+        optim_kwargs: dict[str, Any] | None = None,
+        initial_optim_state_dict: dict[str, Any] | None = None,
+        clip_grad_norm: float = 10.0,
+        eps_steps: int = int(1e6),
+        double_dqn: bool = False,
+        prioritized_replay: bool = False,
+        pri_alpha: float = 0.6,
+        pri_beta_init: float = 0.4,
+        pri_beta_final: float = 1.0,
+        pri_beta_steps: int = int(50e6),
+        default_priority: float | None = None,
+        ReplayBufferCls: type | None = None,
+        updates_per_sync: int = 1,
+    ) -> None:
+        if prioritized_replay:
+            raise ValueError(
+                "prioritized_replay=True needs PrioritizedReplayBuffer, not yet available in rlrun; use "
+                "prioritized_replay=False (uniform replay)."
+            )
+        if not 0 <= discount <= 1:
+            raise ValueError(f"discount must be in [0, 1], got {discount}.")
+        if batch_size < 1 or n_step_return < 1 or target_update_interval < 1:
+            raise ValueError(
+                "batch_size, n_step_return and target_update_interval must be at least 1; got "
+                f"{batch_size}, {n_step_return}, {target_update_interval}."
+            )
+        if not 0 < target_update_tau <= 1:
+            raise ValueError(f"target_update_tau must be in (0, 1], got {target_update_tau}.")
+        if delta_clip is not None and delta_clip <= 0:
+            raise ValueError(f"delta_clip must be positive, or None for the squared loss; got {delta_clip}.")
+        self.discount = discount
+        self._batch_size = batch_size
+        self.min_steps_learn = min_steps_learn
+        self.delta_clip = delta_clip
+        self.replay_size = replay_size
+        self.replay_ratio = replay_ratio
+        self.target_update_tau = target_update_tau
+        self.target_update_interval = target_update_interval
+        self.n_step_return = n_step_return
+        self.learning_rate = learning_rate
+        self.OptimCls = OptimCls
+        # rlpyt's default: Adam's eps scaled to the batch, as in Rainbow.
+        self.optim_kwargs = dict(eps=0.01 / batch_size) if optim_kwargs is None else dict(optim_kwargs)
+        self.initial_optim_state_dict = initial_optim_state_dict
+        self.clip_grad_norm = clip_grad_norm
+        self.eps_steps = eps_steps
+        self.double_dqn = double_dqn
+        self.prioritized_replay = prioritized_replay
+        self.pri_alpha = pri_alpha
+        self.pri_beta_init = pri_beta_init
+        self.pri_beta_final = pri_beta_final
+        self.pri_beta_steps = pri_beta_steps
+        self.default_priority = delta_clip if default_priority is None else default_priority
+        self.ReplayBufferCls = ReplayBufferCls
+        self.updates_per_sync = updates_per_sync
+        self.update_counter = 0
+
+    def initialize(
+        self,
+        agent: Any,
+        n_itr: int,
+        batch_spec: Any,
+        mid_batch_reset: bool = False,
+        examples: Any = None,
+        world_size: int = 1,
+        rank: int = 0,
+    ) -> None:
+        """Set the agent's epsilon schedule, build the replay from ``examples`` and the optimiser."""
+        if getattr(agent, "recurrent", False):
+            raise TypeError("DQN trains feedforward agents; recurrent agents need R2D1.")
+        if not mid_batch_reset:
+            raise ValueError(
+                "DQN needs a sampler that resets envs as soon as an episode ends (mid_batch_reset=True, "
+                "e.g. CpuResetCollector, the default); with wait-reset collectors the replay would hold the "
+                "filler steps after episode ends."
+            )
+        if examples is None:
+            raise ValueError("DQN.initialize needs examples (from sampler.initialize) to build the replay buffer.")
+        self.agent = agent
+        self.n_itr = n_itr
+        self.batch_spec = batch_spec
+        self.mid_batch_reset = mid_batch_reset
+        self.world_size = world_size
+        self.sampler_bs = batch_spec.size
+        self.updates_per_optimize = max(1, round(self.replay_ratio * self.sampler_bs / self.batch_size))
+        _log.info(
+            "DQN: sampler batch %d, training batch %d, replay ratio %s -> %d updates per iteration.",
+            self.sampler_bs,
+            self.batch_size,
+            self.replay_ratio,
+            self.updates_per_optimize,
+        )
+        self.min_itr_learn = int(self.min_steps_learn // self.sampler_bs)
+        # Annealing starts at min_itr_learn, so an earlier end means a step down at min_itr_learn.
+        eps_itr_max = max(1, self.min_itr_learn, int(self.eps_steps // self.sampler_bs))
+        agent.set_epsilon_itr_min_max(self.min_itr_learn, eps_itr_max)
+        self.initialize_replay_buffer(examples, batch_spec)
+        self.optim_initialize(rank)
+
+    def optim_initialize(self, rank: int = 0) -> None:
+        self.rank = rank
+        self.optimizer = self.OptimCls(self.agent.parameters(), lr=self.learning_rate, **self.optim_kwargs)
+        if self.initial_optim_state_dict is not None:
+            self.optimizer.load_state_dict(self.initial_optim_state_dict)
+
+    def initialize_replay_buffer(self, examples: Any, batch_spec: Any) -> None:
+        """A replay of :data:`SamplesToBuffer` (with ``timeout`` when the env reports it)."""
+        example = self.samples_to_buffer_from(
+            observation=examples["observation"],
+            action=examples["action"],
+            reward=examples["reward"],
+            done=examples["done"],
+            env_info=examples["env_info"],
+        )
+        ReplayCls = UniformReplayBuffer if self.ReplayBufferCls is None else self.ReplayBufferCls
+        self.replay_buffer = ReplayCls(
+            example=example,
+            size=self.replay_size,
+            B=batch_spec.B,
+            discount=self.discount,
+            n_step_return=self.n_step_return,
+        )
+
+    def optimize_agent(self, itr: int, samples: Any = None, sampler_itr: int | None = None) -> OptInfo:
+        """Append ``samples`` to the replay, then take ``updates_per_optimize`` gradient steps (none
+        before ``min_steps_learn``). ``sampler_itr`` (asynchronous runners) replaces ``itr``."""
+        itr = itr if sampler_itr is None else sampler_itr
+        if samples is not None:
+            self.replay_buffer.append_samples(self.samples_to_buffer(samples))
+        opt_info = OptInfo(*([] for _ in OptInfo._fields))
+        if itr < self.min_itr_learn:
+            return opt_info
+
+        for _ in range(self.updates_per_optimize):
+            samples_from_replay = self.replay_buffer.sample_batch(self.batch_size)  # the agent moves its inputs
+            loss, td_abs_errors = self.loss(samples_from_replay)
+
+            self.optimizer.zero_grad()
+            loss.backward()
+            grad_norm = torch.nn.utils.clip_grad_norm_(self.agent.parameters(), self.clip_grad_norm)
+            self.optimizer.step()
+            self.update_counter += 1
+            if self.update_counter % self.target_update_interval == 0:
+                self.agent.update_target(self.target_update_tau)
+
+            opt_info.loss.append(loss.item())
+            opt_info.gradNorm.append(grad_norm.item())
+            opt_info.tdAbsErr.append(td_abs_errors.mean().item())
+        return opt_info
+
+    def loss(self, samples: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        """Mean Huber (or squared) TD error over a replay batch ``[batch_B]``, and ``|TD error|`` per
+        sample (clipped at ``delta_clip``) for logging and priorities."""
+        qs = self.agent(*samples.agent_inputs)
+        q = select_at_indexes(samples.action, qs)
+        with torch.no_grad():
+            target_qs = self.agent.target(*samples.target_inputs)
+            if self.double_dqn:
+                next_a = torch.argmax(self.agent(*samples.target_inputs), dim=-1)
+                target_q = select_at_indexes(next_a, target_qs)
+            else:
+                target_q = target_qs.max(dim=-1).values
+            # Windows cut short by a time limit bootstrap after fewer steps (replays with timeout).
+            n = samples.steps_n if "steps_n" in samples else self.n_step_return
+            y = samples.return_ + (1 - samples.done_n.float()) * self.discount**n * target_q
+        delta = y - q
+        abs_delta = delta.abs()
+        losses = 0.5 * delta**2
+        if self.delta_clip is not None:  # Huber: linear beyond delta_clip
+            losses = torch.where(
+                abs_delta <= self.delta_clip, losses, self.delta_clip * (abs_delta - self.delta_clip / 2)
+            )
+        td_abs_errors = abs_delta.detach()
+        if self.delta_clip is not None:
+            td_abs_errors = td_abs_errors.clamp(max=self.delta_clip)
+        return losses.mean(), td_abs_errors
+
+    def samples_to_buffer(self, samples: Any) -> Any:
+        """The fields of a sampled batch the replay stores."""
+        return self.samples_to_buffer_from(
+            observation=samples.env.observation,
+            action=samples.agent.action,
+            reward=samples.env.reward,
+            done=samples.env.done,
+            env_info=samples.env.env_info,
+        )
+
+    @staticmethod
+    def samples_to_buffer_from(observation: Any, action: Any, reward: Any, done: Any, env_info: Any) -> Any:
+        """:data:`SamplesToBufferTl` when ``env_info`` has ``timeout``, else :data:`SamplesToBuffer`."""
+        timeout = getattr(env_info, "timeout", None)
+        if timeout is None:
+            return SamplesToBuffer(observation, action, reward, done)
+        return SamplesToBufferTl(observation, action, reward, done, timeout)

@@ -1,0 +1,1 @@
+"""Policy-gradient algorithms: A2C and PPO."""

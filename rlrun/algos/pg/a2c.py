@@ -1,0 +1,101 @@
+"""Advantage actor-critic (synchronous A2C; Mnih et al. 2016, without the asynchrony)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from rlrun.agents.base import AgentInputs
+from rlrun.algos.pg.base import OptInfo, PolicyGradientAlgo
+from rlrun.utils.buffer import buffer_to
+from rlrun.utils.collections import namedtuple
+from rlrun.utils.tensor import valid_mean
+
+__all__ = ["A2C", "LossTerms"]
+
+LossTerms = namedtuple("LossTerms", ["loss", "pi_loss", "value_loss", "entropy", "perplexity"])
+
+
+class A2C(PolicyGradientAlgo):
+    """One gradient step per sampled batch on ``pi_loss + value_loss - entropy_loss_coeff * entropy``.
+
+    ``pi_loss = -mean(log pi(a_t|s_t) * A_t)`` with GAE advantages, ``value_loss =
+    value_loss_coeff * mean(0.5 * (V(s_t) - R_t)^2)``; gradients clipped to ``clip_grad_norm``.
+    """
+
+    def __init__(
+        self,
+        discount: float = 0.99,
+        learning_rate: float = 0.001,
+        value_loss_coeff: float = 0.5,
+        entropy_loss_coeff: float = 0.01,
+        OptimCls: type[torch.optim.Optimizer] = torch.optim.Adam,
+        optim_kwargs: dict[str, Any] | None = None,
+        clip_grad_norm: float = 1.0,
+        initial_optim_state_dict: dict[str, Any] | None = None,
+        gae_lambda: float = 1,
+        normalize_advantage: bool = False,
+    ) -> None:
+        super().__init__(
+            discount=discount,
+            learning_rate=learning_rate,
+            value_loss_coeff=value_loss_coeff,
+            entropy_loss_coeff=entropy_loss_coeff,
+            OptimCls=OptimCls,
+            optim_kwargs=optim_kwargs,
+            clip_grad_norm=clip_grad_norm,
+            initial_optim_state_dict=initial_optim_state_dict,
+            gae_lambda=gae_lambda,
+            normalize_advantage=normalize_advantage,
+        )
+
+    def optimize_agent(self, itr: int, samples: Any = None, sampler_itr: int | None = None) -> OptInfo:
+        """One gradient step on the whole ``[T, B]`` batch."""
+        agent_inputs = AgentInputs(
+            observation=samples.env.observation,
+            prev_action=samples.agent.prev_action,
+            prev_reward=samples.env.prev_reward,
+        )
+        agent_inputs = buffer_to(agent_inputs, device=self.agent.device)
+        if hasattr(self.agent, "update_obs_rms"):  # agents that normalise observations
+            self.agent.update_obs_rms(agent_inputs.observation)
+        return_, advantage, valid = self.process_returns(samples)
+
+        terms = self.loss(agent_inputs, samples.agent.action, return_, advantage, valid)
+
+        self.optimizer.zero_grad()
+        terms.loss.backward()
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.agent.parameters(), self.clip_grad_norm)
+        self.optimizer.step()
+        self.update_counter += 1
+
+        return OptInfo(
+            loss=[terms.loss.item()],
+            gradNorm=[grad_norm.item()],
+            entropy=[terms.entropy.item()],
+            perplexity=[terms.perplexity.item()],
+            piLoss=[terms.pi_loss.item()],
+            valueLoss=[terms.value_loss.item()],
+        )
+
+    def loss(
+        self,
+        agent_inputs: AgentInputs,
+        action: torch.Tensor,
+        return_: torch.Tensor,
+        advantage: torch.Tensor,
+        valid: torch.Tensor | None,
+    ) -> LossTerms:
+        """The A2C loss and its parts, from one forward pass of the agent (with grad)."""
+        dist_info, value = self.agent(*agent_inputs)
+        dist = self.agent.distribution
+
+        log_prob = dist.log_likelihood(action, dist_info)
+        pi_loss = -valid_mean(log_prob * advantage, valid)
+        value_loss = self.value_loss_coeff * valid_mean(0.5 * (value - return_) ** 2, valid)
+        entropy = dist.mean_entropy(dist_info, valid)
+        loss = pi_loss + value_loss - self.entropy_loss_coeff * entropy
+
+        perplexity = dist.mean_perplexity(dist_info, valid)
+        return LossTerms(loss, pi_loss, value_loss, entropy.detach(), perplexity.detach())

@@ -1,0 +1,122 @@
+"""What A2C and PPO share: the optimiser, settings, and returns/advantages from a sampled batch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from rlrun.algos.base import RlAlgorithm
+from rlrun.algos.utils import generalized_advantage_estimation, generalized_advantage_estimation_tl, valid_from_done
+from rlrun.utils.collections import namedtuple
+
+__all__ = ["PolicyGradientAlgo", "OptInfo"]
+
+# rlpyt's convention: opt_info fields are lowerCamelCase.
+OptInfo = namedtuple("OptInfo", ["loss", "gradNorm", "entropy", "perplexity", "piLoss", "valueLoss"])
+
+
+class PolicyGradientAlgo(RlAlgorithm):
+    """Base of on-policy actor-critic algorithms; subclasses implement ``optimize_agent``.
+
+    Needs an agent whose ``__call__`` returns ``(dist_info, value)``, whose ``step`` records
+    ``agent_info.dist_info`` and ``agent_info.value``, and a sampler run with ``bootstrap_value=True``.
+    """
+
+    bootstrap_value = True
+    opt_info_fields = OptInfo._fields
+
+    def __init__(
+        self,
+        discount: float,
+        learning_rate: float,
+        value_loss_coeff: float,
+        entropy_loss_coeff: float,
+        OptimCls: type[torch.optim.Optimizer],
+        optim_kwargs: dict[str, Any] | None,
+        clip_grad_norm: float,
+        initial_optim_state_dict: dict[str, Any] | None,
+        gae_lambda: float,
+        normalize_advantage: bool,
+    ) -> None:
+        if not 0 <= discount <= 1:
+            raise ValueError(f"discount must be in [0, 1], got {discount}.")
+        if not 0 <= gae_lambda <= 1:
+            raise ValueError(f"gae_lambda must be in [0, 1], got {gae_lambda}.")
+        if clip_grad_norm <= 0:
+            raise ValueError(f"clip_grad_norm must be positive, got {clip_grad_norm}; pass float('inf') to not clip.")
+        self.discount = discount
+        self.learning_rate = learning_rate
+        self.value_loss_coeff = value_loss_coeff
+        self.entropy_loss_coeff = entropy_loss_coeff
+        self.OptimCls = OptimCls
+        self.optim_kwargs = dict(optim_kwargs or {})
+        self.clip_grad_norm = clip_grad_norm
+        self.initial_optim_state_dict = initial_optim_state_dict
+        self.gae_lambda = gae_lambda
+        self.normalize_advantage = normalize_advantage
+        self.update_counter = 0
+
+    def initialize(
+        self,
+        agent: Any,
+        n_itr: int,
+        batch_spec: Any,
+        mid_batch_reset: bool = False,
+        examples: Any = None,
+        world_size: int = 1,
+        rank: int = 0,
+    ) -> None:
+        """Build the optimiser over ``agent.parameters()``; ``examples`` is not used."""
+        if getattr(agent, "recurrent", False):
+            raise TypeError(
+                f"{type(self).__name__} in rlrun does not train recurrent agents yet; use a feedforward agent "
+                "(e.g. CategoricalPgAgent, AtariFfAgent, MujocoFfAgent)."
+            )
+        self.agent = agent
+        self.n_itr = n_itr
+        self.batch_spec = batch_spec
+        self.mid_batch_reset = mid_batch_reset
+        self.world_size = world_size
+        self.rank = rank
+        self._batch_size = batch_spec.size
+        self.optim_initialize(rank)
+
+    def optim_initialize(self, rank: int = 0) -> None:
+        self.optimizer = self.OptimCls(self.agent.parameters(), lr=self.learning_rate, **self.optim_kwargs)
+        if self.initial_optim_state_dict is not None:
+            self.optimizer.load_state_dict(self.initial_optim_state_dict)
+
+    def process_returns(self, samples: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """``(return_, advantage, valid)``, each ``[T, B]``, from a sampled batch.
+
+        Advantages are GAE(``gae_lambda``) over ``agent_info.value`` and ``bootstrap_value``
+        (``gae_lambda=1`` gives discounted returns minus values). Where ``env_info.timeout`` exists,
+        time-limit cuts bootstrap instead of ending the return (see
+        :func:`rlrun.algos.utils.generalized_advantage_estimation_tl`). ``valid`` masks the filler
+        steps after an episode's end when the sampler does not reset envs mid-batch; it is None when
+        every step is valid. With ``normalize_advantage`` the valid advantages get zero mean and unit
+        standard deviation.
+        """
+        reward, done = samples.env.reward, samples.env.done
+        value = samples.agent.agent_info.value
+        bootstrap_value = getattr(samples.agent, "bootstrap_value", None)
+        if bootstrap_value is None:
+            raise ValueError(
+                f"{type(self).__name__} needs samples.agent.bootstrap_value: initialize the sampler with "
+                "bootstrap_value=algo.bootstrap_value (the runners do)."
+            )
+        timeout = getattr(samples.env.env_info, "timeout", None)
+        if timeout is None:
+            advantage, return_ = generalized_advantage_estimation(
+                reward, value, done, bootstrap_value, self.discount, self.gae_lambda
+            )
+        else:
+            advantage, return_ = generalized_advantage_estimation_tl(
+                reward, value, done, bootstrap_value, self.discount, self.gae_lambda, timeout
+            )
+        valid = None if self.mid_batch_reset else valid_from_done(done)
+        if self.normalize_advantage:
+            adv = advantage if valid is None else advantage[valid > 0]
+            advantage = (advantage - adv.mean()) / adv.std(correction=0).clamp(min=1e-6)
+        return return_, advantage, valid

@@ -1,0 +1,169 @@
+"""Proximal policy optimisation with the clipped surrogate objective (Schulman et al. 2017)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from rlrun.agents.base import AgentInputs
+from rlrun.algos.pg.base import OptInfo, PolicyGradientAlgo
+from rlrun.utils.buffer import buffer_to
+from rlrun.utils.collections import namedarraytuple, namedtuple
+from rlrun.utils.tensor import valid_mean
+
+__all__ = ["PPO", "OptInfoPpo", "LossInputs", "LossTerms"]
+
+OptInfoPpo = namedtuple("OptInfoPpo", OptInfo._fields + ("approxKl", "clipFraction"))
+LossInputs = namedarraytuple("LossInputs", ["agent_inputs", "action", "return_", "advantage", "valid", "old_dist_info"])
+LossTerms = namedtuple(
+    "LossTerms", ["loss", "pi_loss", "value_loss", "entropy", "perplexity", "approx_kl", "clip_fraction"]
+)
+
+
+class PPO(PolicyGradientAlgo):
+    """``epochs`` passes over each batch in ``minibatches`` shuffled minibatches.
+
+    Policy loss ``-mean(min(ratio * A, clip(ratio, 1 - eps, 1 + eps) * A))`` with ``ratio =
+    pi(a|s) / pi_old(a|s)`` and ``eps = ratio_clip``; value loss ``value_loss_coeff * mean(0.5 *
+    (V(s) - R)^2)``; minus ``entropy_loss_coeff`` times the entropy. With ``linear_lr_schedule`` the
+    learning rate and ``ratio_clip`` both scale by ``(n_itr - itr) / n_itr`` at iteration ``itr``.
+    Minibatches hold ``T * B // minibatches`` steps; the remainder of a shuffle is left out.
+    """
+
+    opt_info_fields = OptInfoPpo._fields
+
+    def __init__(
+        self,
+        discount: float = 0.99,
+        learning_rate: float = 0.001,
+        value_loss_coeff: float = 1.0,
+        entropy_loss_coeff: float = 0.01,
+        OptimCls: type[torch.optim.Optimizer] = torch.optim.Adam,
+        optim_kwargs: dict[str, Any] | None = None,
+        clip_grad_norm: float = 1.0,
+        initial_optim_state_dict: dict[str, Any] | None = None,
+        gae_lambda: float = 1,
+        minibatches: int = 4,
+        epochs: int = 4,
+        ratio_clip: float = 0.1,
+        linear_lr_schedule: bool = True,
+        normalize_advantage: bool = False,
+    ) -> None:
+        super().__init__(
+            discount=discount,
+            learning_rate=learning_rate,
+            value_loss_coeff=value_loss_coeff,
+            entropy_loss_coeff=entropy_loss_coeff,
+            OptimCls=OptimCls,
+            optim_kwargs=optim_kwargs,
+            clip_grad_norm=clip_grad_norm,
+            initial_optim_state_dict=initial_optim_state_dict,
+            gae_lambda=gae_lambda,
+            normalize_advantage=normalize_advantage,
+        )
+        if minibatches < 1 or epochs < 1:
+            raise ValueError(f"minibatches and epochs must be at least 1, got {minibatches} and {epochs}.")
+        if ratio_clip <= 0:
+            raise ValueError(f"ratio_clip must be positive, got {ratio_clip}.")
+        self.minibatches = minibatches
+        self.epochs = epochs
+        self.ratio_clip = ratio_clip
+        self.linear_lr_schedule = linear_lr_schedule
+        self.current_ratio_clip = ratio_clip  # ratio_clip after the schedule, used by ``loss``
+
+    def initialize(self, *args: Any, **kwargs: Any) -> None:
+        super().initialize(*args, **kwargs)
+        if self.batch_spec.size < self.minibatches:
+            raise ValueError(
+                f"PPO with minibatches={self.minibatches} needs at least that many steps per batch, but the "
+                f"sampler gives batch_T * batch_B = {self.batch_spec.size}; lower minibatches or raise batch_T/B."
+            )
+        self._batch_size = self.batch_spec.size // self.minibatches
+
+    def optimize_agent(self, itr: int, samples: Any = None, sampler_itr: int | None = None) -> OptInfoPpo:
+        """``epochs`` x ``minibatches`` gradient steps on one ``[T, B]`` batch."""
+        agent_inputs = AgentInputs(
+            observation=samples.env.observation,
+            prev_action=samples.agent.prev_action,
+            prev_reward=samples.env.prev_reward,
+        )
+        agent_inputs = buffer_to(agent_inputs, device=self.agent.device)  # once; minibatches index there
+        if hasattr(self.agent, "update_obs_rms"):  # agents that normalise observations
+            self.agent.update_obs_rms(agent_inputs.observation)
+        return_, advantage, valid = self.process_returns(samples)
+        loss_inputs = LossInputs(
+            agent_inputs=agent_inputs,
+            action=samples.agent.action,
+            return_=return_,
+            advantage=advantage,
+            valid=valid,
+            old_dist_info=samples.agent.agent_info.dist_info,
+        )
+        self._apply_schedule(itr)
+
+        T, B = samples.env.reward.shape[:2]
+        mb_size = T * B // self.minibatches
+        opt_info = OptInfoPpo(*([] for _ in OptInfoPpo._fields))
+        for _epoch in range(self.epochs):
+            order = torch.randperm(T * B)
+            for start in range(0, T * B - mb_size + 1, mb_size):
+                idxs = order[start : start + mb_size]
+                terms = self.loss(*loss_inputs[idxs % T, idxs // T])
+
+                self.optimizer.zero_grad()
+                terms.loss.backward()
+                grad_norm = torch.nn.utils.clip_grad_norm_(self.agent.parameters(), self.clip_grad_norm)
+                self.optimizer.step()
+                self.update_counter += 1
+
+                opt_info.loss.append(terms.loss.item())
+                opt_info.gradNorm.append(grad_norm.item())
+                opt_info.entropy.append(terms.entropy.item())
+                opt_info.perplexity.append(terms.perplexity.item())
+                opt_info.piLoss.append(terms.pi_loss.item())
+                opt_info.valueLoss.append(terms.value_loss.item())
+                opt_info.approxKl.append(terms.approx_kl.item())
+                opt_info.clipFraction.append(terms.clip_fraction.item())
+        return opt_info
+
+    def loss(
+        self,
+        agent_inputs: AgentInputs,
+        action: torch.Tensor,
+        return_: torch.Tensor,
+        advantage: torch.Tensor,
+        valid: torch.Tensor | None,
+        old_dist_info: Any,
+        init_rnn_state: Any = None,
+    ) -> LossTerms:
+        """The PPO loss and its parts on one minibatch (leading dims ``[mb]``), clipping the ratio at
+        ``current_ratio_clip``."""
+        if init_rnn_state is not None:
+            raise TypeError("rlrun's PPO does not train recurrent agents yet (init_rnn_state was given).")
+        dist_info, value = self.agent(*agent_inputs)
+        dist = self.agent.distribution
+        eps = self.current_ratio_clip
+
+        ratio = dist.likelihood_ratio(action, old_dist_info=old_dist_info, new_dist_info=dist_info)
+        surr_1 = ratio * advantage
+        surr_2 = torch.clamp(ratio, 1.0 - eps, 1.0 + eps) * advantage
+        pi_loss = -valid_mean(torch.min(surr_1, surr_2), valid)
+        value_loss = self.value_loss_coeff * valid_mean(0.5 * (value - return_) ** 2, valid)
+        entropy = dist.mean_entropy(dist_info, valid)
+        loss = pi_loss + value_loss - self.entropy_loss_coeff * entropy
+
+        with torch.no_grad():
+            perplexity = dist.mean_perplexity(dist_info, valid)
+            approx_kl = dist.mean_kl(old_dist_info, dist_info, valid)
+            clip_fraction = valid_mean(((ratio - 1).abs() > eps).float(), valid)
+        return LossTerms(loss, pi_loss, value_loss, entropy.detach(), perplexity, approx_kl, clip_fraction)
+
+    def _apply_schedule(self, itr: int) -> None:
+        """Set the learning rate and ratio clip for iteration ``itr`` (stateless, so resuming works)."""
+        if not self.linear_lr_schedule:
+            return
+        frac = max(self.n_itr - itr, 0) / self.n_itr
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.learning_rate * frac
+        self.current_ratio_clip = self.ratio_clip * frac

@@ -1,0 +1,1 @@
+"""Replays that return single transitions (leading dim ``[batch_B]``, no time dim)."""

@@ -1,0 +1,33 @@
+"""Real CartPole batches from the serial sampler for policy-gradient algorithm tests."""
+
+import pytest
+import torch
+
+from rlrun.agents.pg.categorical import CategoricalPgAgent
+from rlrun.envs.gym import make
+from rlrun.samplers.serial.sampler import SerialSampler
+
+
+@pytest.fixture
+def pg_run():
+    """``pg_run(algo, T, B, n_itr, seed, env_kwargs)`` -> ``(agent, sampler, samples)``: an initialized algo and one batch."""
+    samplers = []
+
+    def run(algo, T=16, B=4, n_itr=10, seed=0, env_kwargs=None):
+        torch.manual_seed(seed)
+        env_kwargs = dict(id="CartPole-v1") if env_kwargs is None else env_kwargs
+        sampler = SerialSampler(make, env_kwargs, batch_T=T, batch_B=B, max_decorrelation_steps=0)
+        samplers.append(sampler)
+        agent = CategoricalPgAgent()
+        examples = sampler.initialize(
+            agent, seed=seed, bootstrap_value=algo.bootstrap_value, traj_info_kwargs=dict(discount=algo.discount)
+        )
+        algo.initialize(agent, n_itr, sampler.batch_spec, sampler.mid_batch_reset, examples)
+        agent.sample_mode(0)
+        samples, _ = sampler.obtain_samples(0)
+        agent.train_mode(0)
+        return agent, sampler, samples
+
+    yield run
+    for sampler in samplers:
+        sampler.shutdown()
