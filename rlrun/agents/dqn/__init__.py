@@ -1,0 +1,1 @@
+"""Q-learning agents with epsilon-greedy exploration (DQN and its variants)."""

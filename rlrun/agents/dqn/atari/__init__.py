@@ -1,0 +1,1 @@
+"""DQN agents for Atari."""

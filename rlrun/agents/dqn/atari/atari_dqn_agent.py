@@ -1,0 +1,16 @@
+"""The DQN agent for Atari."""
+
+from __future__ import annotations
+
+from rlrun.agents.dqn.atari.mixin import AtariMixin
+from rlrun.agents.dqn.dqn_agent import DqnAgent
+from rlrun.models.dqn.atari_dqn_model import AtariDqnModel
+
+__all__ = ["AtariDqnAgent"]
+
+
+class AtariDqnAgent(AtariMixin, DqnAgent):
+    """A :class:`DqnAgent` with the Nature-DQN :class:`AtariDqnModel` by default."""
+
+    def __init__(self, ModelCls=AtariDqnModel, **kwargs) -> None:
+        super().__init__(ModelCls=ModelCls, **kwargs)

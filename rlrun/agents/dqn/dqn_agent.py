@@ -1,0 +1,191 @@
+"""The DQN agent: a Q model, a target copy of it, and epsilon-greedy exploration."""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import torch
+
+from rlrun.agents.base import AgentStep, BaseAgent
+from rlrun.agents.dqn.epsilon_greedy import linear_epsilon, log_spaced_epsilons
+from rlrun.agents.env_spaces import array_observation_shape, discrete_action_size
+from rlrun.distributions.epsilon_greedy import EpsilonGreedy
+from rlrun.models.dqn.mlp import DqnMlpModel
+from rlrun.models.utils import strip_ddp_state_dict, update_state_dict
+from rlrun.utils.buffer import buffer_to
+from rlrun.utils.collections import namedarraytuple
+from rlrun.utils.shared_memory import np_mp_array
+
+__all__ = ["DqnAgent", "AgentInfo"]
+
+_log = logging.getLogger(__name__)
+
+AgentInfo = namedarraytuple("AgentInfo", "q")
+
+
+class DqnAgent(BaseAgent):
+    """Q-values from ``model``, targets from ``target_model``, actions epsilon-greedy.
+
+    Exploration: in ``sample_mode(itr)`` epsilon anneals linearly from ``eps_init`` (until sampler
+    itr ``eps_itr_min``) to ``eps_final`` (from ``eps_itr_max``); the algorithm usually sets those
+    itrs with :meth:`set_epsilon_itr_min_max`. They live in shared memory, so sampler workers
+    started before the algorithm set them still follow. ``eval_mode(itr)`` uses ``eps_eval``, or 1
+    at itr 0 (the evaluation before training measures a random policy). Given ``eps_final_min``,
+    each env gets its own final epsilon, log-spaced over all ``global_B`` envs from
+    ``eps_final_min`` to ``eps_final``; this agent's envs are ``env_ranks``.
+
+    Without ``ModelCls`` the agent builds a :class:`DqnMlpModel` sized from the env; a user
+    ``ModelCls`` receives only ``model_kwargs``, unless a subclass overrides
+    :meth:`make_env_to_model_kwargs`. Models get ``prev_action`` one-hot encoded.
+    """
+
+    default_model_cls = DqnMlpModel
+
+    def __init__(
+        self,
+        ModelCls: type[torch.nn.Module] | None = None,
+        model_kwargs: dict[str, Any] | None = None,
+        initial_model_state_dict: Mapping[str, Any] | None = None,
+        eps_init: float = 1,
+        eps_final: float = 0.01,
+        eps_final_min: float | None = None,
+        eps_itr_min: int = 50,
+        eps_itr_max: int = 1000,
+        eps_eval: float = 0.001,
+    ) -> None:
+        super().__init__(ModelCls, model_kwargs, initial_model_state_dict)
+        for name, eps in (("eps_init", eps_init), ("eps_final", eps_final), ("eps_eval", eps_eval)):
+            if not 0 <= eps <= 1:
+                raise ValueError(f"DqnAgent: {name} must be in [0, 1], got {eps}.")
+        if eps_final_min is not None and not 0 < eps_final_min <= 1:
+            raise ValueError(f"DqnAgent: eps_final_min must be in (0, 1], got {eps_final_min}.")
+        self.eps_init: float | torch.Tensor = eps_init
+        self.eps_final: float | torch.Tensor = eps_final
+        self.eps_final_min = eps_final_min
+        self.eps_eval = eps_eval
+        self.eps_sample: float | torch.Tensor = eps_init
+        self._eps_init_scalar = eps_init
+        self._eps_final_scalar = eps_final
+        # Shared, so workers forked before the algorithm sets the schedule still read it.
+        self._eps_itr_min_max = np_mp_array(2, np.int64)
+        self.target_model: torch.nn.Module | None = None
+        self.set_epsilon_itr_min_max(eps_itr_min, eps_itr_max)
+
+    # --- building --------------------------------------------------------------------------------
+
+    def initialize(
+        self, env_spaces, share_memory: bool = False, global_B: int = 1, env_ranks: list[int] | None = None
+    ) -> None:
+        """Build the model and its target copy; with ``env_ranks``, this agent's per-env epsilons."""
+        n_actions = discrete_action_size(self, env_spaces.action)
+        super().initialize(env_spaces, share_memory, global_B=global_B, env_ranks=env_ranks)
+        self.target_model = copy.deepcopy(self.model)  # a private copy, also when the model is shared
+        self.target_model.requires_grad_(False)
+        self.distribution = EpsilonGreedy(dim=n_actions, epsilon=self.eps_sample)
+        if env_ranks is not None:
+            self.make_vec_eps(global_B, env_ranks)
+
+    def make_env_to_model_kwargs(self, env_spaces) -> dict[str, Any]:
+        if self.ModelCls is not None:
+            return {}
+        return dict(
+            observation_shape=array_observation_shape(self, env_spaces.observation),
+            action_size=discrete_action_size(self, env_spaces.action),
+        )
+
+    def collector_initialize(self, global_B: int = 1, env_ranks: list[int] | None = None) -> None:
+        """In a sampler worker: take the epsilons of this worker's envs."""
+        if env_ranks is not None:
+            self.make_vec_eps(global_B, env_ranks)
+
+    def make_vec_eps(self, global_B: int, env_ranks: list[int]) -> None:
+        """Per-env epsilons for envs ``env_ranks`` out of ``global_B`` (only when ``eps_final_min`` is set)."""
+        if self.eps_final_min is None or self.eps_final_min == self._eps_final_scalar:
+            return
+        env_ranks = list(env_ranks)
+        if any(not 0 <= r < global_B for r in env_ranks):
+            raise ValueError(f"DqnAgent: env_ranks {env_ranks} must lie in [0, global_B={global_B}).")
+        if self.alternating:  # alternating samplers step env pairs together; a pair shares its epsilon
+            if global_B % 2:
+                raise ValueError(f"An alternating sampler needs an even number of envs, got global_B={global_B}.")
+            global_B //= 2
+            env_ranks = sorted({r // 2 for r in env_ranks})
+        all_final = log_spaced_epsilons(global_B, self.eps_final_min, self._eps_final_scalar)
+        self.eps_final = all_final[env_ranks]
+        self.eps_init = torch.full((len(env_ranks),), float(self._eps_init_scalar))
+        self.eps_sample = self.eps_init
+
+    def to_device(self, cuda_idx: int | str | torch.device | None = None) -> None:
+        super().to_device(cuda_idx)
+        self.target_model.to(self.device)
+
+    # --- exploration -----------------------------------------------------------------------------
+
+    @property
+    def eps_itr_min(self) -> int:
+        return int(self._eps_itr_min_max[0])
+
+    @property
+    def eps_itr_max(self) -> int:
+        return int(self._eps_itr_min_max[1])
+
+    def set_epsilon_itr_min_max(self, eps_itr_min: int, eps_itr_max: int) -> None:
+        """Anneal epsilon between these sampler itrs (the algorithm converts its step counts)."""
+        if eps_itr_max < eps_itr_min:
+            raise ValueError(f"eps_itr_max ({eps_itr_max}) must not be below eps_itr_min ({eps_itr_min}).")
+        self._eps_itr_min_max[0] = int(eps_itr_min)
+        self._eps_itr_min_max[1] = int(eps_itr_max)
+        _log.info("Sample epsilon anneals from sampler itr %d to itr %d.", eps_itr_min, eps_itr_max)
+
+    def sample_mode(self, itr: int) -> None:
+        super().sample_mode(itr)
+        self.eps_sample = linear_epsilon(itr, self.eps_itr_min, self.eps_itr_max, self.eps_init, self.eps_final)
+        self.distribution.set_epsilon(self.eps_sample)
+
+    def eval_mode(self, itr: int) -> None:
+        super().eval_mode(itr)
+        self.distribution.set_epsilon(self.eps_eval if itr > 0 else 1.0)
+
+    # --- calls -----------------------------------------------------------------------------------
+
+    def _inputs(self, observation, prev_action, prev_reward):
+        prev_action = self.distribution.to_onehot(prev_action)
+        return buffer_to((observation, prev_action, prev_reward), device=self.device)
+
+    def __call__(self, observation, prev_action, prev_reward) -> torch.Tensor:
+        """Q-values ``[..., n_actions]`` on the CPU, with grad."""
+        return self.model(*self._inputs(observation, prev_action, prev_reward)).cpu()
+
+    @torch.no_grad()
+    def step(self, observation, prev_action, prev_reward) -> AgentStep:
+        q = self.model(*self._inputs(observation, prev_action, prev_reward)).cpu()
+        action = self.distribution.sample(q)
+        return AgentStep(action=action, agent_info=AgentInfo(q=q))
+
+    @torch.no_grad()
+    def target(self, observation, prev_action, prev_reward) -> torch.Tensor:
+        """Target-network Q-values ``[..., n_actions]`` on the CPU, without grad."""
+        return self.target_model(*self._inputs(observation, prev_action, prev_reward)).cpu()
+
+    def update_target(self, tau: float = 1) -> None:
+        """Copy the model into the target (``tau=1``) or move it by ``tau`` toward the model (Polyak)."""
+        update_state_dict(self.target_model, self.model.state_dict(), tau)
+
+    # --- parameters ------------------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        return dict(model=self.model.state_dict(), target=self.target_model.state_dict())
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Load ``state_dict()``'s output; a bare model state dict loads into both model and target."""
+        if "model" in state_dict and isinstance(state_dict["model"], Mapping):
+            self.model.load_state_dict(strip_ddp_state_dict(state_dict["model"]))
+            target = state_dict.get("target", state_dict["model"])
+            self.target_model.load_state_dict(strip_ddp_state_dict(target))
+        else:
+            self.model.load_state_dict(strip_ddp_state_dict(state_dict))
+            self.target_model.load_state_dict(strip_ddp_state_dict(state_dict))

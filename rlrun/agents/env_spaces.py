@@ -1,0 +1,78 @@
+"""Reading model sizes from env spaces, with errors that say which agent fits which space."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlrun.spaces.composite import Composite
+from rlrun.spaces.float_box import FloatBox
+from rlrun.spaces.int_box import IntBox
+
+__all__ = [
+    "unwrap_space",
+    "discrete_action_size",
+    "continuous_action_size",
+    "array_observation_shape",
+    "AtariMixin",
+]
+
+
+def unwrap_space(space: Any) -> Any:
+    """The rlrun space inside a ``GymSpaceWrapper``; other spaces pass through."""
+    inner = getattr(space, "space", None)
+    return space if inner is None else inner
+
+
+def discrete_action_size(agent: object, space: Any) -> int:
+    """The number of actions of a discrete action space (an IntBox of shape ())."""
+    inner = unwrap_space(space)
+    if isinstance(inner, IntBox) and inner.shape == ():
+        return inner.n
+    raise ValueError(
+        f"{type(agent).__name__} needs a discrete action space (one integer action, e.g. Gymnasium's "
+        f"Discrete), but the env's action space is {space!r}. For continuous (Box) actions use "
+        "GaussianPgAgent or MujocoFfAgent."
+    )
+
+
+def continuous_action_size(agent: object, space: Any) -> int:
+    """The action dim of a continuous action space (a FloatBox of shape (dim,))."""
+    inner = unwrap_space(space)
+    if isinstance(inner, FloatBox) and len(inner.shape) == 1:
+        return inner.shape[0]
+    raise ValueError(
+        f"{type(agent).__name__} needs a continuous action space of shape (dim,) (Gymnasium's float Box), "
+        f"but the env's action space is {space!r}. For discrete actions use CategoricalPgAgent or DqnAgent; "
+        "flatten multi-dimensional Box actions with a Gymnasium wrapper."
+    )
+
+
+def array_observation_shape(agent: object, space: Any, ndim: int | None = None) -> tuple[int, ...]:
+    """The shape of an array observation space, optionally required to have ``ndim`` dims."""
+    inner = unwrap_space(space)
+    if isinstance(inner, Composite):
+        raise ValueError(
+            f"{type(agent).__name__}'s built-in model takes array observations, but the env's observations "
+            f"are structured ({space!r}). Pass ModelCls=... with a model that reads each field, and "
+            "model_kwargs for its sizes."
+        )
+    shape = tuple(inner.shape)
+    if ndim is not None and len(shape) != ndim:
+        raise ValueError(
+            f"{type(agent).__name__}'s model needs observations with {ndim} dims, but the env's observation "
+            f"shape is {shape}" + (" (images should be [C, H, W], e.g. stacked frames)." if ndim == 3 else ".")
+        )
+    return shape
+
+
+class AtariMixin:
+    """Gives the model ``image_shape`` (the ``[C, H, W]`` observation shape) and ``output_size`` (actions).
+
+    Put it before the agent class, e.g. ``class MyAtariAgent(AtariMixin, DqnAgent)``.
+    """
+
+    def make_env_to_model_kwargs(self, env_spaces) -> dict[str, Any]:
+        return dict(
+            image_shape=array_observation_shape(self, env_spaces.observation, ndim=3),
+            output_size=discrete_action_size(self, env_spaces.action),
+        )

@@ -1,0 +1,1 @@
+"""Policy-gradient agents: a policy distribution plus a value estimate (A2C, PPO)."""

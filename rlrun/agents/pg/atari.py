@@ -1,0 +1,16 @@
+"""Policy-gradient agents for Atari: image observations, discrete actions."""
+
+from __future__ import annotations
+
+from rlrun.agents.env_spaces import AtariMixin
+from rlrun.agents.pg.categorical import CategoricalPgAgent
+from rlrun.models.pg.atari_ff_model import AtariFfModel
+
+__all__ = ["AtariMixin", "AtariFfAgent"]
+
+
+class AtariFfAgent(AtariMixin, CategoricalPgAgent):
+    """A categorical policy-gradient agent with the feedforward :class:`AtariFfModel` by default."""
+
+    def __init__(self, ModelCls=AtariFfModel, **kwargs) -> None:
+        super().__init__(ModelCls=ModelCls, **kwargs)

@@ -1,0 +1,36 @@
+"""Policy-gradient agents for continuous control (MuJoCo-style vector observations)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from rlrun.agents.env_spaces import array_observation_shape, continuous_action_size
+from rlrun.agents.pg.gaussian import GaussianPgAgent
+from rlrun.models.pg.mujoco_ff_model import MujocoFfModel
+from rlrun.utils.buffer import buffer_to
+
+__all__ = ["MujocoMixin", "MujocoFfAgent"]
+
+
+class MujocoMixin:
+    """Gives the model ``observation_shape`` and ``action_size``; forwards observation-statistics updates."""
+
+    def make_env_to_model_kwargs(self, env_spaces) -> dict[str, Any]:
+        return dict(
+            observation_shape=array_observation_shape(self, env_spaces.observation),
+            action_size=continuous_action_size(self, env_spaces.action),
+        )
+
+    def update_obs_rms(self, observation: torch.Tensor) -> None:
+        """Fold observations into the model's normalisation statistics (the algorithm calls this)."""
+        model = self.model.module if hasattr(self.model, "module") else self.model
+        model.update_obs_rms(buffer_to(observation, device=self.device))
+
+
+class MujocoFfAgent(MujocoMixin, GaussianPgAgent):
+    """A Gaussian policy-gradient agent with the feedforward :class:`MujocoFfModel` by default."""
+
+    def __init__(self, ModelCls=MujocoFfModel, **kwargs) -> None:
+        super().__init__(ModelCls=ModelCls, **kwargs)

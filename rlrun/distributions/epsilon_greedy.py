@@ -1,0 +1,75 @@
+"""Epsilon-greedy action selection from Q-values (a degenerate distribution used by DQN agents)."""
+
+from __future__ import annotations
+
+import torch
+
+from rlrun.distributions.base import Distribution
+from rlrun.distributions.discrete import DiscreteMixin
+
+__all__ = ["EpsilonGreedy", "CategoricalEpsilonGreedy"]
+
+
+class EpsilonGreedy(DiscreteMixin, Distribution):
+    """With probability epsilon a uniformly random action, else the argmax of ``q [..., dim]``.
+
+    Epsilon is a float, or a vector with one value per env (length B) which applies along the B dim
+    of ``q [B, dim]`` or ``[T, B, dim]``, so each env of a sampler explores at its own rate.
+    """
+
+    def __init__(self, dim: int, epsilon: float | torch.Tensor = 1, **kwargs) -> None:
+        super().__init__(dim=dim, **kwargs)
+        self._epsilon: float | torch.Tensor = 1.0
+        self.set_epsilon(epsilon)
+
+    def sample(self, q: torch.Tensor) -> torch.Tensor:
+        """Action indexes ``[...]`` (dtype ``self.dtype``) for ``q [..., dim]``."""
+        if q.shape[-1] != self.dim:
+            raise ValueError(
+                f"EpsilonGreedy(dim={self.dim}) got Q-values with last dim {q.shape[-1]} (shape {tuple(q.shape)}); "
+                "the model's output size must equal the number of actions."
+            )
+        action = torch.argmax(q, dim=-1)
+        epsilon = self._epsilon
+        if isinstance(epsilon, torch.Tensor):
+            if action.dim() == 0 or action.shape[-1] != epsilon.numel():
+                raise ValueError(
+                    f"EpsilonGreedy has one epsilon per env ({epsilon.numel()} values) but got Q-values of "
+                    f"shape {tuple(q.shape)}, whose B dim (second to last) differs. Give one Q row per env, "
+                    "or a scalar epsilon."
+                )
+            epsilon = epsilon.to(q.device)
+        elif epsilon <= 0:
+            return action.to(self.dtype)
+        explore = torch.rand(action.shape, device=q.device) < epsilon
+        random_action = torch.randint_like(action, high=self.dim)
+        return torch.where(explore, random_action, action).to(self.dtype)
+
+    @property
+    def epsilon(self) -> float | torch.Tensor:
+        return self._epsilon
+
+    def set_epsilon(self, epsilon: float | torch.Tensor) -> None:
+        """A probability of a random action: one float, or a vector with one value per env."""
+        values = torch.as_tensor(epsilon, dtype=torch.float32).detach().cpu().reshape(-1)
+        if values.numel() == 0 or torch.any((values < 0) | (values > 1)):
+            raise ValueError(f"epsilon must lie in [0, 1], got {epsilon}.")
+        self._epsilon = float(values[0]) if values.numel() == 1 else values
+
+
+class CategoricalEpsilonGreedy(EpsilonGreedy):
+    """Epsilon-greedy over distributional Q: ``p [..., dim, n_atoms]`` with atom values ``z [n_atoms]``."""
+
+    def __init__(self, dim: int, z: torch.Tensor | None = None, **kwargs) -> None:
+        super().__init__(dim=dim, **kwargs)
+        self.z = z
+
+    def sample(self, p: torch.Tensor, z: torch.Tensor | None = None) -> torch.Tensor:
+        z = self.z if z is None else z
+        if z is None:
+            raise ValueError("CategoricalEpsilonGreedy needs atom values z: call set_z(z) or pass z to sample().")
+        return super().sample(torch.tensordot(p, z.to(p.device, p.dtype), dims=1))
+
+    def set_z(self, z: torch.Tensor) -> None:
+        """The value of each atom of the Q distribution, ``[n_atoms]``."""
+        self.z = z

@@ -1,0 +1,1 @@
+"""Q-value models for DQN agents."""

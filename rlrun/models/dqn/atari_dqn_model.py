@@ -1,0 +1,58 @@
+"""The Nature-DQN convolutional Q network for stacked Atari frames."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from rlrun.models.conv2d import Conv2dModel
+from rlrun.models.dqn.dueling import DuelingHeadModel
+from rlrun.models.mlp import MlpModel
+from rlrun.utils.tensor import infer_leading_dims, restore_leading_dims
+
+__all__ = ["AtariDqnModel"]
+
+
+class AtariDqnModel(torch.nn.Module):
+    """Q-values ``[..., output_size]`` from frames ``[..., C, H, W]`` (up to two leading dims).
+
+    Frames are pixel values in [0, 255] (uint8, to keep buffers small) and are scaled to [0, 1]
+    here. Defaults are the Nature DQN layers (32/64/64 channels, kernels 8/4/3, strides 4/2/1),
+    with paddings 0/1/1; ``dueling=True`` uses a :class:`DuelingHeadModel`.
+    """
+
+    def __init__(
+        self,
+        image_shape: Sequence[int],
+        output_size: int,
+        fc_sizes: int | Sequence[int] = 512,
+        dueling: bool = False,
+        use_maxpool: bool = False,
+        channels: Sequence[int] | None = None,
+        kernel_sizes: Sequence[int] | None = None,
+        strides: Sequence[int] | None = None,
+        paddings: Sequence[int] | None = None,
+    ) -> None:
+        super().__init__()
+        c, h, w = image_shape
+        self.dueling = dueling
+        self.conv = Conv2dModel(
+            in_channels=c,
+            channels=channels or [32, 64, 64],
+            kernel_sizes=kernel_sizes or [8, 4, 3],
+            strides=strides or [4, 2, 1],
+            paddings=paddings or [0, 1, 1],
+            use_maxpool=use_maxpool,
+        )
+        conv_out_size = self.conv.conv_out_size(h, w)
+        if dueling:
+            self.head: torch.nn.Module = DuelingHeadModel(conv_out_size, fc_sizes, output_size)
+        else:
+            self.head = MlpModel(conv_out_size, fc_sizes, output_size)
+
+    def forward(self, observation: torch.Tensor, prev_action=None, prev_reward=None) -> torch.Tensor:
+        lead_dim, T, B, image_shape = infer_leading_dims(observation, 3)
+        image = observation.reshape(T * B, *image_shape).to(torch.float32) * (1 / 255)
+        q = self.head(self.conv(image).reshape(T * B, -1))
+        return restore_leading_dims(q, lead_dim, T, B)

@@ -1,0 +1,54 @@
+"""The feedforward convolutional policy-and-value network for Atari (A2C/PPO)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+
+from rlrun.models.conv2d import Conv2dHeadModel
+from rlrun.utils.tensor import infer_leading_dims, restore_leading_dims
+
+__all__ = ["AtariFfModel"]
+
+
+class AtariFfModel(torch.nn.Module):
+    """Action probabilities ``pi [..., output_size]`` and values ``v [...]`` from frames ``[..., C, H, W]``.
+
+    Frames are pixel values in [0, 255] and are scaled to [0, 1] here. Defaults are the small
+    A3C network: 16/32 channels, kernels 8/4, strides 4/2, paddings 0/1, then ``fc_sizes`` hidden
+    units (with nonlinearity) feeding a linear policy and a linear value output.
+    """
+
+    def __init__(
+        self,
+        image_shape: Sequence[int],
+        output_size: int,
+        fc_sizes: int | Sequence[int] = 512,
+        use_maxpool: bool = False,
+        channels: Sequence[int] | None = None,
+        kernel_sizes: Sequence[int] | None = None,
+        strides: Sequence[int] | None = None,
+        paddings: Sequence[int] | None = None,
+    ) -> None:
+        super().__init__()
+        self.conv = Conv2dHeadModel(
+            image_shape=image_shape,
+            channels=channels or [16, 32],
+            kernel_sizes=kernel_sizes or [8, 4],
+            strides=strides or [4, 2],
+            paddings=paddings or [0, 1],
+            use_maxpool=use_maxpool,
+            hidden_sizes=fc_sizes,
+        )
+        self.pi = torch.nn.Linear(self.conv.output_size, output_size)
+        self.value = torch.nn.Linear(self.conv.output_size, 1)
+
+    def forward(self, image: torch.Tensor, prev_action=None, prev_reward=None) -> tuple[torch.Tensor, torch.Tensor]:
+        lead_dim, T, B, image_shape = infer_leading_dims(image, 3)
+        x = image.reshape(T * B, *image_shape).to(torch.float32) * (1 / 255)
+        features = self.conv(x)
+        pi = F.softmax(self.pi(features), dim=-1)
+        v = self.value(features).squeeze(-1)
+        return restore_leading_dims((pi, v), lead_dim, T, B)

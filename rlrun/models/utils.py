@@ -1,0 +1,81 @@
+"""Helpers for building and updating models: conv output sizes, gradient scaling, state copies."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import torch
+
+__all__ = ["conv2d_output_shape", "ScaleGrad", "scale_grad", "update_state_dict", "strip_ddp_state_dict"]
+
+
+def _pair(x: int | tuple[int, int]) -> tuple[int, int]:
+    return (x, x) if isinstance(x, int) else (int(x[0]), int(x[1]))
+
+
+def conv2d_output_shape(
+    h: int,
+    w: int,
+    kernel_size: int | tuple[int, int] = 1,
+    stride: int | tuple[int, int] = 1,
+    padding: int | tuple[int, int] = 0,
+    dilation: int = 1,
+) -> tuple[int, int]:
+    """Height and width after a ``Conv2d`` or ``MaxPool2d`` with these settings on an ``h x w`` input."""
+    kh, kw = _pair(kernel_size)
+    sh, sw = _pair(stride)
+    ph, pw = _pair(padding)
+    h = (h + 2 * ph - dilation * (kh - 1) - 1) // sh + 1
+    w = (w + 2 * pw - dilation * (kw - 1) - 1) // sw + 1
+    return h, w
+
+
+class ScaleGrad(torch.autograd.Function):
+    """Identity in the forward pass; multiplies the gradient by ``scale`` in the backward pass."""
+
+    @staticmethod
+    def forward(ctx, tensor: torch.Tensor, scale: float) -> torch.Tensor:
+        ctx.scale = scale
+        return tensor.view_as(tensor)
+
+    @staticmethod
+    def backward(ctx, grad_output: torch.Tensor):
+        return grad_output * ctx.scale, None
+
+
+def scale_grad(tensor: torch.Tensor, scale: float) -> torch.Tensor:
+    """``tensor`` unchanged, with its gradient scaled by ``scale`` on the way back (dueling heads)."""
+    return ScaleGrad.apply(tensor, scale)
+
+
+def strip_ddp_state_dict(state_dict: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Keys without the ``module.`` prefix DistributedDataParallel adds, to load into a bare model."""
+    prefix = "module."
+    return {(k[len(prefix) :] if k.startswith(prefix) else k): v for k, v in state_dict.items()}
+
+
+@torch.no_grad()
+def update_state_dict(
+    model: torch.nn.Module, state_dict: Mapping[str, torch.Tensor], tau: float = 1, strip_ddp: bool = True
+) -> None:
+    """Move ``model``'s state toward ``state_dict``: a copy for ``tau=1``, else Polyak averaging.
+
+    Floating tensors become ``tau * new + (1 - tau) * old``; integer buffers (counters) are copied.
+    """
+    if not 0 < tau <= 1:
+        raise ValueError(f"tau must be in (0, 1] (1 copies, smaller values average softly), got {tau}.")
+    if strip_ddp:
+        state_dict = strip_ddp_state_dict(state_dict)
+    if tau == 1:
+        model.load_state_dict(state_dict)
+        return
+    own = model.state_dict()
+    missing = set(own) ^ set(state_dict)
+    if missing:
+        raise KeyError(f"update_state_dict: the state dicts differ in keys {sorted(missing)}.")
+    for key, target in own.items():
+        source = state_dict[key].to(target.device)
+        if target.is_floating_point():
+            target.lerp_(source, tau)
+        else:
+            target.copy_(source)
