@@ -1,0 +1,161 @@
+"""Turns ALE screens into rlpyt's observation frame: gray, max over two frames, 104x80.
+
+The pixelwise max of the last two raw frames of a step (Atari games flicker sprites on alternate
+frames) is converted to grayscale and downsampled by 2 with strided slicing: rows 1, 3, ..., 207 and
+columns 0, 2, ..., 158 of the 210x160 screen. The few games with taller screens (up to 250 rows in
+ale-py) keep the same rule and so give taller frames (up to 124x80).
+
+Speed: ALE's ``getScreenGrayscale`` converts all 33,600 pixels (about 14 us a call) while
+``getScreen`` copies palette indices (about 1 us). So the fast path reads palette indices, keeps the
+8,320 pixels of each frame that the observation uses, converts them to gray with one
+``bytes.translate`` over both frames (a C byte-table loop, faster than numpy's ``take``), and takes
+the max. The gray value of each palette index is ALE's own (:func:`grayscale_palette`), so the result
+equals what ``getScreenGrayscale`` gives; each env checks this against ALE at every new game and
+reads ``getScreenGrayscale`` instead where it differs (PAL ROMs).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+__all__ = ["FramePooler", "grayscale_palette", "downsample", "frame_shape", "SCREEN_SHAPE", "FRAME_SHAPE"]
+
+_log = logging.getLogger(__name__)
+
+SCREEN_SHAPE = (210, 160)  # most games; a few are taller (see FramePooler)
+FRAME_SHAPE = (104, 80)
+
+# ALE's gray value of each NTSC colour (palette index 2k for k = 0..127; the TIA ignores the lowest bit),
+# read off ale-py 0.12.1 by showing every colour on screen and comparing getScreen with
+# getScreenGrayscale. Each env re-checks it against ALE at every new game (FramePooler.verify_palette).
+_NTSC_GRAY = (
+    0, 74, 111, 142, 170, 192, 214, 236, 64, 95, 122, 148, 172, 193, 214, 233,
+    63, 87, 110, 131, 150, 167, 184, 199, 59, 85, 107, 129, 148, 167, 183, 199,
+    44, 68, 90, 110, 128, 146, 161, 176, 51, 74, 95, 115, 132, 149, 164, 178,
+    39, 63, 85, 107, 125, 143, 159, 174, 22, 49, 73, 96, 116, 136, 153, 169,
+    17, 41, 64, 85, 104, 121, 137, 153, 32, 60, 85, 109, 130, 150, 168, 186,
+    40, 69, 95, 120, 141, 162, 182, 200, 43, 74, 101, 127, 151, 173, 193, 212,
+    40, 71, 98, 124, 147, 169, 189, 207, 41, 74, 104, 132, 157, 181, 203, 223,
+    47, 79, 107, 133, 157, 179, 200, 220, 47, 79, 107, 133, 157, 179, 200, 220,
+)  # fmt: skip
+
+
+@functools.cache
+def grayscale_palette() -> np.ndarray:
+    """ALE's gray value of each of the 256 palette indices (uint8) for NTSC games."""
+    palette = np.zeros(256, dtype=np.uint8)
+    palette[0::2] = _NTSC_GRAY
+    palette[1::2] = _NTSC_GRAY
+    return palette
+
+
+def frame_shape(screen_shape: tuple[int, int]) -> tuple[int, int]:
+    """The pooled frame's (height, width) for a screen of ``screen_shape``: (104, 80) for 210x160."""
+    height, width = screen_shape
+    return len(range(1, height - 1, 2)), len(range(0, width, 2))
+
+
+def downsample(screen: np.ndarray) -> np.ndarray:
+    """The view of a screen that observations keep: rows 1, 3, ... (first and last dropped), even columns."""
+    return screen[1 : screen.shape[0] - 1 : 2, ::2]
+
+
+class FramePooler:
+    """Reads the last two frames of a step from ``ale`` and writes their pooled frame into ``out``.
+
+    Per step the env calls :attr:`grab_first` after the next-to-last frame and :attr:`pool_into`
+    (``out``: a flat, C-contiguous uint8 array with the frame's ``h * w`` pixels) after the last;
+    :meth:`current_into` gives the frame of the current screen alone (at resets). ``screen_shape``
+    is ALE's (height, width): 210x160 for most games, up to 250 rows for some. Every buffer is
+    allocated here, once; a step allocates only the translated bytes.
+    """
+
+    def __init__(self, ale: Any, screen_shape: tuple[int, int], palette: np.ndarray | None = None) -> None:
+        self._ale = ale
+        self.screen_shape = (int(screen_shape[0]), int(screen_shape[1]))
+        self.frame_shape = frame_shape(self.screen_shape)
+        self._screens = np.zeros((2, *self.screen_shape), dtype=np.uint8)  # next-to-last, last
+        self._palette: np.ndarray | None = None
+        # Both are closures over their buffers: the per-step path does no attribute lookups.
+        self.grab_first: Callable[[], None]
+        self.pool_into: Callable[[np.ndarray], None]
+        if palette is not None and self.screen_shape[1] % 2 == 0:
+            self._use_palette(palette)
+        else:
+            self._use_gray()
+
+    @property
+    def uses_palette(self) -> bool:
+        """True on the fast path (palette indices and the measured gray table)."""
+        return self._palette is not None
+
+    def _use_palette(self, palette: np.ndarray) -> None:
+        self._palette = palette
+        read_indices = self._ale.getScreen
+        first, last = self._screens
+        size = self.frame_shape[0] * self.frame_shape[1]
+        table = palette.tobytes()
+        # The kept pixels of both frames, side by side in one buffer that bytes.translate can read.
+        kept = bytearray(2 * size)
+        kept_array = np.frombuffer(kept, dtype=np.uint8).reshape(2, *self.frame_shape)
+        # Viewed as little-endian 16-bit words, a kept row pairs each even-column pixel (the low byte)
+        # with its odd neighbour, and a cast to uint8 keeps the low byte: one fast cast instead of
+        # a slow byte-strided copy.
+        words = downsample_rows(self._screens).view("<u2")
+        copyto, frombuffer, maximum, uint8, translate = np.copyto, np.frombuffer, np.maximum, np.uint8, kept.translate
+
+        def pool_into(out: np.ndarray) -> None:
+            read_indices(last)
+            copyto(kept_array, words, casting="unsafe")
+            # bytes.translate is a byte-table lookup in C, faster than numpy's take here.
+            gray = frombuffer(translate(table), uint8)
+            maximum(gray[:size], gray[size:], out=out)
+
+        self.grab_first = functools.partial(read_indices, first)  # a C-level call
+        self.pool_into = pool_into
+
+    def _use_gray(self) -> None:
+        self._palette = None
+        read_gray = self._ale.getScreenGrayscale
+        first, last = self._screens
+        first_kept = downsample(first)
+
+        def pool_into(out: np.ndarray) -> None:
+            read_gray(last)
+            np.maximum(first, last, out=first)
+            np.copyto(out.reshape(first_kept.shape), first_kept)  # out may be flat
+
+        self.grab_first = functools.partial(read_gray, first)
+        self.pool_into = pool_into
+
+    def current_into(self, out: np.ndarray) -> None:
+        """Write the current screen alone (no second frame to pool with) into ``out``."""
+        self.grab_first()
+        self.pool_into(out)
+
+    def verify_palette(self, game: str) -> None:
+        """Compare the gray table with ALE's own conversion of the current screen; on a mismatch
+        (a game with another palette, such as the PAL ROMs among ale-py's) switch to
+        ``getScreenGrayscale`` for good."""
+        if self._palette is None:
+            return
+        indices, gray = self._screens
+        self._ale.getScreen(indices)
+        self._ale.getScreenGrayscale(gray)
+        if not np.array_equal(self._palette[indices], gray):
+            _log.info(
+                "AtariEnv(%r): ALE's grayscale for this game differs from the measured NTSC palette (a PAL ROM?); "
+                "reading grayscale screens instead (slower, same observations).",
+                game,
+            )
+            self._use_gray()
+
+
+def downsample_rows(screens: np.ndarray) -> np.ndarray:
+    """The rows that observations keep, with all their columns, of screens stacked on the first axis."""
+    return screens[:, 1 : screens.shape[1] - 1 : 2]
