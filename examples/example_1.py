@@ -31,7 +31,9 @@ def build_and_train(game="pong", run_ID=0, cuda_idx=None, n_steps=int(50e6), log
         eval_max_steps=int(10e3),
         eval_max_trajectories=5,
     )
-    algo = DQN(min_steps_learn=int(1e3))
+    # rlpyt stored each Atari frame once in a frame replay of 1M steps; rlrun's uniform replay stores
+    # whole 4-frame observations (33 kB a step), so 100k steps (3.1 GiB) fit a workstation.
+    algo = DQN(min_steps_learn=int(1e3), replay_size=int(1e5))
     agent = AtariDqnAgent()
     runner = MinibatchRlEval(
         algo=algo,

@@ -22,7 +22,7 @@ def build_and_train(n_steps: int = 100_000, seed: int = 0, run_ID: int = 0, log_
     # SerialSampler(EnvCls=make, env_kwargs=dict(id="CartPole-v1"), batch_T=32, batch_B=8, ...),
     # PPO(**CONFIGS["ppo"]["algo"]), CategoricalPgAgent(), wired by MinibatchRlEval.
     runner = build_runner("ppo", seed=seed, n_steps=n_steps, log_interval_steps=log_interval_steps)
-    config = dict(env="CartPole-v1", n_steps=n_steps, seed=seed, **CONFIGS["ppo"])
+    config = {**CONFIGS["ppo"], "env": "CartPole-v1", "n_steps": n_steps, "seed": seed}
     with logger_context("quick_start", run_ID, "ppo_cartpole", config, snapshot_mode="last") as run_dir:
         result = runner.train()
     png = plot_progress(run_dir, os.path.join(run_dir, "learning_curve.png"), title="PPO on CartPole-v1 (evaluation)")
