@@ -86,11 +86,16 @@ def build_runner(
     eval_episodes: int = 10,
     overrides: dict[str, dict[str, Any]] | None = None,
     affinity: dict | None = None,
+    SamplerCls: type = SerialSampler,
 ) -> MinibatchRlEval:
     """A MinibatchRlEval runner for ``algo`` ("ppo", "a2c" or "dqn") on CartPole-v1.
 
     Evaluates ``eval_episodes`` whole episodes every ``log_interval_steps``. ``overrides`` updates the
-    config's ``sampler``, ``algo`` and ``agent`` keyword dicts.
+    config's ``sampler``, ``algo`` and ``agent`` keyword dicts. ``SamplerCls`` is SerialSampler or a
+    parallel sampler such as CpuSampler (same samples for the same seed; its workers come from
+    ``affinity``, one per usable CPU by default). ``affinity=None`` means one torch thread in the
+    training process: these MLPs gain nothing from more, and spinning threads slow a busy machine
+    several times over.
     """
     if algo not in CONFIGS:
         raise KeyError(f"No CartPole config for {algo!r}; choose from {sorted(CONFIGS)}.")
@@ -99,7 +104,7 @@ def build_runner(
         config[part].update(kwargs)
     AlgoCls, AgentCls = _ALGOS[algo]
     eval_n_envs = min(5, eval_episodes)
-    sampler = SerialSampler(
+    sampler = SamplerCls(
         EnvCls=make,
         env_kwargs=dict(id="CartPole-v1"),
         max_decorrelation_steps=0,
@@ -115,5 +120,5 @@ def build_runner(
         n_steps=n_steps if n_steps is not None else config["n_steps"],
         seed=seed,
         log_interval_steps=log_interval_steps,
-        affinity=affinity,
+        affinity=dict(master_torch_threads=1) if affinity is None else affinity,
     )
