@@ -5,8 +5,8 @@
 
 Both libraries use the RL Zoo's tuned CartPole-v1 settings (rlrun's copy is in
 rlrun/experiments/configs/cartpole.py) and are evaluated every ``--eval_every`` steps on 10 whole
-episodes, in both libraries with the same protocol: PPO and A2C sample their actions (rlpyt's and
-rlrun's evaluation), DQN acts greedily (rlrun: eps_eval=0.001).
+episodes, greedily in both libraries (SB3: deterministic=True; rlrun: the PG agents' greedy_eval=True,
+DQN's eps_eval=0.001).
 Reported per run: the first evaluated step count with a return >= 475 ("steps to solve"), the
 final evaluation return, and wall time without evaluation. SB3 needs `pip install stable-baselines3`.
 """
@@ -79,8 +79,7 @@ def run_sb3(algo: str, seed: int, eval_every: int) -> dict:
         model.learn(chunk, reset_num_timesteps=False)
         wall += time.perf_counter() - start
         done = model.num_timesteps
-        # Evaluate as rlrun does: policy-gradient agents sample their actions, DQN acts greedily.
-        mean, _ = evaluate_policy(model, eval_env, n_eval_episodes=10, deterministic=algo == "dqn")
+        mean, _ = evaluate_policy(model, eval_env, n_eval_episodes=10, deterministic=True)
         curve.append((done, mean))
     return dict(curve=curve, wall=wall, n_steps=n_steps)
 

@@ -5,7 +5,9 @@ Who calls what:
 - the sampler: ``initialize(env_spaces, share_memory, global_B, env_ranks)`` once, then per step
   ``step(observation, prev_action, prev_reward)`` with CPU tensors ``[B, ...]`` (no grad; outputs
   are CPU tensors), ``reset()`` / ``reset_one(idx)`` at episode ends, ``sample_mode(itr)`` and
-  ``eval_mode(itr)``, and ``sync_shared_memory()`` before workers step with new weights;
+  ``eval_mode(itr)``, ``sync_shared_memory()`` before workers step with new weights, and
+  ``seed_env_streams(seed, env_ranks, eval_env_ranks)`` after ``initialize`` in every process that
+  steps envs, so that each env's actions follow its own random stream;
 - the runner: ``to_device(cuda_idx)`` after the sampler started its workers;
 - the algorithm: ``agent(observation, prev_action, prev_reward)`` on ``[T, B, ...]`` batches (with
   grad; outputs on CPU), ``parameters()``, ``train_mode(itr)``, ``state_dict()``.
@@ -20,17 +22,21 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import torch
 
 from rlrun.models.utils import strip_ddp_state_dict
 from rlrun.utils.collections import namedarraytuple
+from rlrun.utils.random_streams import EnvStreams
 
 __all__ = ["AgentInputs", "AgentStep", "AgentInputsRnn", "BaseAgent", "RecurrentAgentMixin", "resolve_device"]
 
 _log = logging.getLogger(__name__)
+
+# Key words that keep sampling and evaluation streams apart even where env ranks coincide.
+_SAMPLE_DOMAIN, _EVAL_DOMAIN = 0, 1
 
 AgentInputs = namedarraytuple("AgentInputs", ["observation", "prev_action", "prev_reward"])
 AgentStep = namedarraytuple("AgentStep", ["action", "agent_info"])
@@ -85,6 +91,8 @@ class BaseAgent:
         self.env_model_kwargs: dict[str, Any] = {}
         self.share_memory = False
         self._mode: str | None = None
+        self._sample_streams: EnvStreams | None = None
+        self._eval_streams: EnvStreams | None = None
 
     # --- building --------------------------------------------------------------------------------
 
@@ -117,6 +125,7 @@ class BaseAgent:
         if share_memory:
             self.model.share_memory()
         self.shared_model = self.model if share_memory else None
+        self.clear_env_streams()
 
     def make_env_to_model_kwargs(self, env_spaces) -> dict[str, Any]:
         """Keyword arguments for the model derived from the env spaces (sizes, shapes); none by default."""
@@ -163,6 +172,55 @@ class BaseAgent:
     def reset_one(self, idx: int) -> None:
         """Called when env ``idx`` of the batch resets."""
 
+    # --- per-env randomness ----------------------------------------------------------------------
+
+    def seed_env_streams(self, seed: int, env_ranks: Sequence[int], eval_env_ranks: Sequence[int] = ()) -> None:
+        """Give every env its own random stream for :meth:`step`, so actions follow env ranks.
+
+        Samplers call this after :meth:`initialize` in each process that steps envs with this agent:
+        in sample mode row ``b`` of a ``step`` batch belongs to env ``env_ranks[b]``, in eval mode to
+        ``eval_env_ranks[b]`` (both global ranks). A call replaces all streams; a mode given no ranks
+        keeps torch's global RNG, as do train mode and agents never seeded (an algorithm calling the
+        agent, a user stepping it by hand). Sampling streams run on across iterations; evaluation
+        streams restart at every ``eval_mode(itr)``, keyed by ``itr``, so an evaluation's draws do
+        not depend on how long earlier evaluations ran.
+
+        Env ``r``'s actions then depend only on ``(seed, r)``, the number of steps taken in that
+        mode, and the model's output for its observation, not on which envs share the batch (the
+        determinism of serial and parallel samplers). Model outputs for the same observation can
+        differ in the last bits between batch sizes (BLAS blocking): agent_info then agrees to float
+        tolerance, and an action can flip only if its uniform lands within about 1e-7 of a CDF
+        boundary (categorical) or two Q-values tie to that precision (greedy). Agents whose ``step``
+        does not call :meth:`env_stream_uniform` are unaffected.
+        """
+        self._sample_streams = EnvStreams(seed, env_ranks, domain=_SAMPLE_DOMAIN) if len(env_ranks) else None
+        self._eval_streams = EnvStreams(seed, eval_env_ranks, domain=_EVAL_DOMAIN) if len(eval_env_ranks) else None
+
+    def clear_env_streams(self) -> None:
+        """Forget the per-env streams: :meth:`step` draws from torch's global RNG again."""
+        self._sample_streams = None
+        self._eval_streams = None
+
+    def env_stream_uniform(self, leading_shape: torch.Size) -> torch.Tensor | None:
+        """``[B, n_uniforms]`` uniforms for the distribution's ``sample``, or None (global RNG).
+
+        ``step`` calls this with the leading shape of its distribution parameters (``[B]``); the
+        streams of the current mode advance by one step. None when the mode has no streams.
+        """
+        streams = {"sample": self._sample_streams, "eval": self._eval_streams}.get(self._mode)
+        if streams is None:
+            return None
+        shape = tuple(leading_shape)
+        if shape != (streams.n_envs,) and not (shape == () and streams.n_envs == 1):
+            raise ValueError(
+                f"{type(self).__name__}.step got a batch of leading shape {shape} in {self._mode} "
+                f"mode, but seed_env_streams gave it one stream per env for env ranks {streams.env_ranks}. "
+                "Step exactly one row per env, in that order, or call agent.clear_env_streams() to sample "
+                "from torch's global RNG."
+            )
+        uniform = streams.uniform(self.distribution.n_uniforms)
+        return uniform if shape else uniform[0]
+
     # --- modes -----------------------------------------------------------------------------------
 
     def train_mode(self, itr: int) -> None:
@@ -176,9 +234,11 @@ class BaseAgent:
         self._mode = "sample"
 
     def eval_mode(self, itr: int) -> None:
-        """Before evaluation episodes."""
+        """Before evaluation episodes; restarts the evaluation streams (see :meth:`seed_env_streams`)."""
         self.model.eval()
         self._mode = "eval"
+        if self._eval_streams is not None:
+            self._eval_streams.restart(epoch=itr)
 
     # --- parameters ------------------------------------------------------------------------------
 

@@ -4,6 +4,10 @@ A distribution object holds no parameters of its own: the model's outputs arrive
 ``dist_info`` namedarraytuple with leading dims ``[T, B]`` or ``[B]``, and every method keeps those
 leading dims (reducing only the action dims). ``valid`` masks in the ``mean_*`` methods mark the
 entries to average over (e.g. steps before an episode's end in recurrent training).
+
+``sample`` draws from torch's global RNG, or, given ``uniform`` (``[..., n_uniforms]`` numbers in
+``[0, 1)``), is a deterministic function of them: agents pass per-env uniforms there so that
+each env's actions follow its own random stream (see ``BaseAgent.seed_env_streams``).
 """
 
 from __future__ import annotations
@@ -25,9 +29,25 @@ class Distribution:
         """Number of actions (discrete) or action dims (continuous)."""
         raise NotImplementedError
 
-    def sample(self, dist_info: Any) -> torch.Tensor:
-        """One random action per leading position."""
+    @property
+    def n_uniforms(self) -> int:
+        """How many uniforms :meth:`sample` consumes per leading position when given ``uniform``."""
         raise NotImplementedError
+
+    def sample(self, dist_info: Any, uniform: torch.Tensor | None = None) -> torch.Tensor:
+        """One random action per leading position (from ``uniform [..., n_uniforms]`` when given)."""
+        raise NotImplementedError
+
+    def check_uniform(self, uniform: torch.Tensor, leading_shape: torch.Size, device: torch.device) -> torch.Tensor:
+        """``uniform`` on ``device``, after checking it is ``leading_shape + (n_uniforms,)``."""
+        expected = (*leading_shape, self.n_uniforms)
+        if tuple(uniform.shape) != expected:
+            raise ValueError(
+                f"{type(self).__name__}.sample got uniforms of shape {tuple(uniform.shape)} for a batch of "
+                f"leading shape {tuple(leading_shape)}; it needs {expected} ({self.n_uniforms} per sample). "
+                "Draw one row per env with EnvStreams.uniform(dist.n_uniforms)."
+            )
+        return uniform if uniform.device == device else uniform.to(device)
 
     def kl(self, old_dist_info: Any, new_dist_info: Any) -> torch.Tensor:
         """KL(old || new) at each leading position."""

@@ -26,16 +26,39 @@ class Categorical(DiscreteMixin, Distribution):
         p, q = old_dist_info.prob, new_dist_info.prob
         return torch.sum(p * (torch.log(p + EPS) - torch.log(q + EPS)), dim=-1)
 
-    def sample(self, dist_info: DistInfo) -> torch.Tensor:
-        """Action indexes ``[...]`` (dtype ``self.dtype``) drawn from ``prob [..., dim]``."""
+    @property
+    def n_uniforms(self) -> int:
+        return 1
+
+    def sample(self, dist_info: DistInfo, uniform: torch.Tensor | None = None) -> torch.Tensor:
+        """Action indexes ``[...]`` (dtype ``self.dtype``) drawn from ``prob [..., dim]``.
+
+        Given ``uniform [..., 1]``, the action is found by inverting the CDF at it (float64), so the
+        same uniform and probabilities always give the same action; zero-probability actions are
+        never chosen. Without it, actions come from torch's global RNG.
+        """
         p = dist_info.prob
         if p.shape[-1] != self.dim:
             raise ValueError(
                 f"Categorical(dim={self.dim}) got probabilities with last dim {p.shape[-1]} "
                 f"(shape {tuple(p.shape)}); the model's output size must equal the number of actions."
             )
-        sample = torch.multinomial(p.reshape(-1, self.dim), num_samples=1)
-        return sample.reshape(p.shape[:-1]).to(self.dtype)
+        if uniform is None:
+            sample = torch.multinomial(p.reshape(-1, self.dim), num_samples=1)
+            return sample.reshape(p.shape[:-1]).to(self.dtype)
+        uniform = self.check_uniform(uniform, p.shape[:-1], p.device)
+        cdf = torch.cumsum(p.to(torch.float64), dim=-1)
+        total = cdf[..., -1:]
+        if not torch.all(total > 0):
+            raise ValueError(
+                "Categorical.sample got a probability row that sums to zero or is NaN; the policy has "
+                "diverged (check the learning rate and the inputs for NaN)."
+            )
+        # Scaling by the row total keeps the point inside the row when float32 probabilities do not sum
+        # to exactly 1. In IEEE arithmetic u * total < total for every u < 1, so the first CDF entry
+        # above the point exists, and its action has a positive probability.
+        point = uniform.to(torch.float64) * total
+        return torch.searchsorted(cdf, point, right=True).squeeze(-1).to(self.dtype)
 
     def entropy(self, dist_info: DistInfo) -> torch.Tensor:
         p = dist_info.prob

@@ -22,14 +22,24 @@ class EpsilonGreedy(DiscreteMixin, Distribution):
         self._epsilon: float | torch.Tensor = 1.0
         self.set_epsilon(epsilon)
 
-    def sample(self, q: torch.Tensor) -> torch.Tensor:
-        """Action indexes ``[...]`` (dtype ``self.dtype``) for ``q [..., dim]``."""
+    @property
+    def n_uniforms(self) -> int:
+        return 2
+
+    def sample(self, q: torch.Tensor, uniform: torch.Tensor | None = None) -> torch.Tensor:
+        """Action indexes ``[...]`` (dtype ``self.dtype``) for ``q [..., dim]``.
+
+        Given ``uniform [..., 2]``, position ``i`` explores when ``uniform[i, 0] < epsilon`` and then
+        takes action ``floor(uniform[i, 1] * dim)``; without it, torch's global RNG decides.
+        """
         if q.shape[-1] != self.dim:
             raise ValueError(
                 f"EpsilonGreedy(dim={self.dim}) got Q-values with last dim {q.shape[-1]} (shape {tuple(q.shape)}); "
                 "the model's output size must equal the number of actions."
             )
         action = torch.argmax(q, dim=-1)
+        if uniform is not None:
+            uniform = self.check_uniform(uniform, action.shape, q.device)
         epsilon = self._epsilon
         if isinstance(epsilon, torch.Tensor):
             if action.dim() == 0 or action.shape[-1] != epsilon.numel():
@@ -41,8 +51,12 @@ class EpsilonGreedy(DiscreteMixin, Distribution):
             epsilon = epsilon.to(q.device)
         elif epsilon <= 0:
             return action.to(self.dtype)
-        explore = torch.rand(action.shape, device=q.device) < epsilon
-        random_action = torch.randint_like(action, high=self.dim)
+        if uniform is None:
+            explore = torch.rand(action.shape, device=q.device) < epsilon
+            random_action = torch.randint_like(action, high=self.dim)
+        else:
+            explore = uniform[..., 0] < epsilon
+            random_action = (uniform[..., 1] * self.dim).to(action.dtype)  # < dim, as uniform < 1
         return torch.where(explore, random_action, action).to(self.dtype)
 
     @property
@@ -64,11 +78,13 @@ class CategoricalEpsilonGreedy(EpsilonGreedy):
         super().__init__(dim=dim, **kwargs)
         self.z = z
 
-    def sample(self, p: torch.Tensor, z: torch.Tensor | None = None) -> torch.Tensor:
+    def sample(
+        self, p: torch.Tensor, z: torch.Tensor | None = None, uniform: torch.Tensor | None = None
+    ) -> torch.Tensor:
         z = self.z if z is None else z
         if z is None:
             raise ValueError("CategoricalEpsilonGreedy needs atom values z: call set_z(z) or pass z to sample().")
-        return super().sample(torch.tensordot(p, z.to(p.device, p.dtype), dims=1))
+        return super().sample(torch.tensordot(p, z.to(p.device, p.dtype), dims=1), uniform=uniform)
 
     def set_z(self, z: torch.Tensor) -> None:
         """The value of each atom of the Q distribution, ``[n_atoms]``."""

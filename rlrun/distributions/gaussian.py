@@ -18,6 +18,7 @@ DistInfoStd = namedarraytuple("DistInfoStd", ["mean", "log_std"])
 
 _LOG_2PI = math.log(2 * math.pi)
 _LOG_2 = math.log(2)
+_UNIFORM_EDGE = 2.0**-53  # the spacing of float64 uniforms in [0, 1)
 
 
 class Gaussian(Distribution):
@@ -111,23 +112,37 @@ class Gaussian(Distribution):
             return self.squash * torch.tanh(raw), logli
         return raw, logli
 
-    def sample(self, dist_info) -> torch.Tensor:
-        """``mean + std * N(0, 1)`` (differentiable in mean and std), then clipped or squashed."""
-        sample = self._raw_sample(dist_info)
+    @property
+    def n_uniforms(self) -> int:
+        return self._dim
+
+    def sample(self, dist_info, uniform: torch.Tensor | None = None) -> torch.Tensor:
+        """``mean + std * N(0, 1)`` (differentiable in mean and std), then clipped or squashed.
+
+        Given ``uniform [..., dim]``, the standard normals are its inverse normal CDF (float64),
+        so the noise is a deterministic function of it; without it, they come from torch's global RNG.
+        """
+        sample = self._raw_sample(dist_info, uniform)
         if self.clip is not None:
             return torch.clamp(sample, -self.clip, self.clip)
         if self.squash is not None:
             return self.squash * torch.tanh(sample)
         return sample
 
-    def _raw_sample(self, dist_info) -> torch.Tensor:
+    def _raw_sample(self, dist_info, uniform: torch.Tensor | None = None) -> torch.Tensor:
         mean = dist_info.mean
         if mean.shape[-1] != self.dim:
             raise ValueError(
                 f"Gaussian(dim={self.dim}) got a mean with last dim {mean.shape[-1]} (shape {tuple(mean.shape)}); "
                 "the model's output size must equal the action dim."
             )
-        noise = torch.exp(self._log_std(dist_info)) * torch.randn_like(mean)
+        if uniform is None:
+            normal = torch.randn_like(mean)
+        else:
+            uniform = self.check_uniform(uniform, mean.shape[:-1], mean.device).to(torch.float64)
+            # Clamping symmetrically keeps ndtri finite at 0 and bounds the noise at about 8.2 std.
+            normal = torch.special.ndtri(uniform.clamp(_UNIFORM_EDGE, 1 - _UNIFORM_EDGE)).to(mean.dtype)
+        noise = torch.exp(self._log_std(dist_info)) * normal
         if self.noise_clip is not None:
             noise = torch.clamp(noise, -self.noise_clip, self.noise_clip)
         return mean + noise

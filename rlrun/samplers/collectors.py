@@ -287,8 +287,9 @@ class EvalCollector(BaseEvalCollector):
         active = quotas > 0
         self.agent.reset()
         self.agent.eval_mode(itr)
+        stop_eval = getattr(self.sync, "stop_eval", None)  # set by a parallel sampler that shuts down
         for _ in range(self.max_T):
-            if not active.any():
+            if not active.any() or (stop_eval is not None and stop_eval.value):
                 break
             agent_step = self.agent.step(obs_pyt, act_pyt, rew_pyt)
             action[:] = numpify_buffer(agent_step.action)

@@ -163,7 +163,7 @@ class DqnAgent(BaseAgent):
     @torch.no_grad()
     def step(self, observation, prev_action, prev_reward) -> AgentStep:
         q = self.model(*self._inputs(observation, prev_action, prev_reward)).cpu()
-        action = self.distribution.sample(q)
+        action = self.distribution.sample(q, uniform=self.env_stream_uniform(q.shape[:-1]))
         return AgentStep(action=action, agent_info=AgentInfo(q=q))
 
     @torch.no_grad()

@@ -23,9 +23,16 @@ class CategoricalPgAgent(BaseAgent):
     :class:`CategoricalPgMlpModel` sized from the env (array observations, discrete actions);
     ``model_kwargs`` such as ``hidden_sizes`` still apply. A user ``ModelCls`` receives only
     ``model_kwargs``, unless a subclass overrides :meth:`make_env_to_model_kwargs`.
+
+    ``greedy_eval=True`` (not in rlpyt) takes the most probable action in eval mode instead of
+    sampling, the deterministic evaluation most benchmarks report; training always samples.
     """
 
     default_model_cls = CategoricalPgMlpModel
+
+    def __init__(self, *args: Any, greedy_eval: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.greedy_eval = greedy_eval
 
     def initialize(
         self, env_spaces, share_memory: bool = False, global_B: int = 1, env_ranks: list[int] | None = None
@@ -56,7 +63,10 @@ class CategoricalPgAgent(BaseAgent):
     def step(self, observation, prev_action, prev_reward) -> AgentStep:
         pi, value = self._forward(observation, prev_action, prev_reward)
         dist_info = DistInfo(prob=pi)
-        action = self.distribution.sample(dist_info)
+        if self.greedy_eval and self._mode == "eval":
+            action = torch.argmax(pi, dim=-1)
+        else:
+            action = self.distribution.sample(dist_info, uniform=self.env_stream_uniform(pi.shape[:-1]))
         agent_info = AgentInfo(dist_info=dist_info, value=value)
         action, agent_info = buffer_to((action, agent_info), device="cpu")
         return AgentStep(action=action, agent_info=agent_info)

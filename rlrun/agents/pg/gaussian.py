@@ -55,7 +55,7 @@ class GaussianPgAgent(BaseAgent):
     def step(self, observation, prev_action, prev_reward) -> AgentStep:
         mu, log_std, value = self._forward(observation, prev_action, prev_reward)
         dist_info = DistInfoStd(mean=mu, log_std=log_std)
-        action = self.distribution.sample(dist_info)
+        action = self.distribution.sample(dist_info, uniform=self.env_stream_uniform(mu.shape[:-1]))
         agent_info = AgentInfo(dist_info=dist_info, value=value)
         action, agent_info = buffer_to((action, agent_info), device="cpu")
         return AgentStep(action=action, agent_info=agent_info)

@@ -22,6 +22,7 @@ class A2C(PolicyGradientAlgo):
 
     ``pi_loss = -mean(log pi(a_t|s_t) * A_t)`` with GAE advantages, ``value_loss =
     value_loss_coeff * mean(0.5 * (V(s_t) - R_t)^2)``; gradients clipped to ``clip_grad_norm``.
+    ``linear_lr_schedule`` (not in rlpyt's A2C) decays the learning rate linearly to zero over the run.
     """
 
     def __init__(
@@ -36,6 +37,7 @@ class A2C(PolicyGradientAlgo):
         initial_optim_state_dict: dict[str, Any] | None = None,
         gae_lambda: float = 1,
         normalize_advantage: bool = False,
+        linear_lr_schedule: bool = False,
     ) -> None:
         super().__init__(
             discount=discount,
@@ -49,6 +51,7 @@ class A2C(PolicyGradientAlgo):
             gae_lambda=gae_lambda,
             normalize_advantage=normalize_advantage,
         )
+        self.linear_lr_schedule = linear_lr_schedule
 
     def optimize_agent(self, itr: int, samples: Any = None, sampler_itr: int | None = None) -> OptInfo:
         """One gradient step on the whole ``[T, B]`` batch."""
@@ -62,6 +65,8 @@ class A2C(PolicyGradientAlgo):
             self.agent.update_obs_rms(agent_inputs.observation)
         return_, advantage, valid = self.process_returns(samples)
 
+        if self.linear_lr_schedule:
+            self.decay_learning_rate(itr)
         terms = self.loss(agent_inputs, samples.agent.action, return_, advantage, valid)
 
         self.optimizer.zero_grad()

@@ -87,6 +87,16 @@ class PolicyGradientAlgo(RlAlgorithm):
         if self.initial_optim_state_dict is not None:
             self.optimizer.load_state_dict(self.initial_optim_state_dict)
 
+    def decay_learning_rate(self, itr: int) -> float:
+        """Set the learning rate to ``learning_rate * (1 - itr / n_itr)`` and return that fraction.
+
+        Computed from ``itr`` alone (no scheduler state), so a resumed run continues the schedule.
+        """
+        frac = max(self.n_itr - itr, 0) / self.n_itr
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.learning_rate * frac
+        return frac
+
     def process_returns(self, samples: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """``(return_, advantage, valid)``, each ``[T, B]``, from a sampled batch.
 

@@ -163,7 +163,4 @@ class PPO(PolicyGradientAlgo):
         """Set the learning rate and ratio clip for iteration ``itr`` (stateless, so resuming works)."""
         if not self.linear_lr_schedule:
             return
-        frac = max(self.n_itr - itr, 0) / self.n_itr
-        for group in self.optimizer.param_groups:
-            group["lr"] = self.learning_rate * frac
-        self.current_ratio_clip = self.ratio_clip * frac
+        self.current_ratio_clip = self.ratio_clip * self.decay_learning_rate(itr)

@@ -40,7 +40,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
             clip_grad_norm=0.5,
             linear_lr_schedule=True,
         ),
-        agent=dict(),
+        agent=dict(greedy_eval=True),
     ),
     "a2c": dict(
         n_steps=100_000,
@@ -54,7 +54,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
             clip_grad_norm=0.5,
             normalize_advantage=True,
         ),
-        agent=dict(),
+        agent=dict(greedy_eval=True),
     ),
     "dqn": dict(
         n_steps=50_000,

@@ -95,6 +95,8 @@ class SerialSampler(BaseSampler):
         self.agent_inputs, self.traj_infos = self.collector.start_envs(
             self.max_decorrelation_steps, decorrelation_seed=seed
         )
+        eval_ranks = self.eval_collector.env_ranks if self.eval_n_envs > 0 else []
+        agent.seed_env_streams(seed, env_ranks, eval_env_ranks=eval_ranks)
         self.collector.start_agent()
         self.agent = agent
         self.samples_pyt = samples_pyt

@@ -2,6 +2,7 @@
 
 import math
 
+import pytest
 import torch
 
 from rlrun.algos.pg.a2c import A2C
@@ -37,3 +38,18 @@ def test_a2c_gradient_norm_is_clipped(pg_run):
     algo.optimize_agent(0, samples)
     step = sum(((b - p.detach()) ** 2).sum() for b, p in zip(before, agent.parameters())) ** 0.5
     assert step <= 1e-3 + 1e-6  # SGD with lr 1 moves by exactly the clipped gradient
+
+
+@pytest.mark.parametrize("itr", [0, 5, 9])
+def test_a2c_linear_lr_schedule_scales_lr_by_remaining_iterations(pg_run, itr):
+    algo = A2C(learning_rate=1e-3, linear_lr_schedule=True)
+    _, _, samples = pg_run(algo, n_itr=10)
+    algo.optimize_agent(itr, samples)
+    assert algo.optimizer.param_groups[0]["lr"] == pytest.approx(1e-3 * (10 - itr) / 10)
+
+
+def test_a2c_without_linear_lr_schedule_keeps_its_lr(pg_run):
+    algo = A2C(learning_rate=1e-3)
+    _, _, samples = pg_run(algo, n_itr=10)
+    algo.optimize_agent(9, samples)
+    assert algo.optimizer.param_groups[0]["lr"] == pytest.approx(1e-3)

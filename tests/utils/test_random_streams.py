@@ -1,0 +1,90 @@
+"""EnvStreams: per-env generators keyed by (seed, env rank), independent of the batch they sit in."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+from rlrun.utils.random_streams import EnvStreams
+
+
+def draws(streams: EnvStreams, n_steps: int, n: int = 3) -> np.ndarray:
+    """``[n_steps, B, n]`` draws, copied out of the reused buffer."""
+    return np.stack([streams.uniform(n).numpy().copy() for _ in range(n_steps)])
+
+
+def test_an_env_draws_the_same_numbers_whatever_envs_share_its_batch():
+    alone = draws(EnvStreams(seed=5, env_ranks=[3]), 20)[:, 0]
+    in_four = draws(EnvStreams(seed=5, env_ranks=[0, 1, 2, 3]), 20)[:, 3]
+    in_eight_reordered = draws(EnvStreams(seed=5, env_ranks=[7, 3, 6, 5, 4, 2, 1, 0]), 20)[:, 1]
+    np.testing.assert_array_equal(alone, in_four)
+    np.testing.assert_array_equal(alone, in_eight_reordered)
+
+
+def test_different_ranks_seeds_and_domains_give_unrelated_streams():
+    base = draws(EnvStreams(seed=5, env_ranks=[0, 1]), 200, n=1).reshape(200, 2)
+    other_seed = draws(EnvStreams(seed=6, env_ranks=[0]), 200, n=1).reshape(200)
+    other_domain = draws(EnvStreams(seed=5, env_ranks=[0], domain=1), 200, n=1).reshape(200)
+    for a, b in [(base[:, 0], base[:, 1]), (base[:, 0], other_seed), (base[:, 0], other_domain)]:
+        assert not np.any(a == b)
+        assert abs(np.corrcoef(a, b)[0, 1]) < 0.25  # 200 pairs: |r| of independent draws is ~0.07
+
+
+def test_uniforms_lie_in_unit_interval_and_are_uniform():
+    u = draws(EnvStreams(seed=0, env_ranks=range(16)), 500, n=2).reshape(-1)
+    assert u.min() >= 0 and u.max() < 1
+    counts = np.histogram(u, bins=10, range=(0, 1))[0]
+    expected = u.size / 10
+    chi2 = np.sum((counts - expected) ** 2 / expected)
+    assert chi2 < 27.9  # the 0.999 quantile of chi-square with 9 degrees of freedom
+
+
+def test_drawing_n_at_once_continues_the_same_stream_as_drawing_one_by_one():
+    together = EnvStreams(seed=1, env_ranks=[2]).uniform(4).numpy().copy()
+    single = EnvStreams(seed=1, env_ranks=[2])
+    one_by_one = np.concatenate([single.uniform(1).numpy().copy() for _ in range(4)], axis=1)
+    np.testing.assert_array_equal(together, one_by_one)
+
+
+def test_restart_repeats_an_epoch_and_changes_with_the_epoch():
+    streams = EnvStreams(seed=3, env_ranks=[0, 1])
+    first = draws(streams, 5)
+    streams.restart(epoch=0)
+    np.testing.assert_array_equal(draws(streams, 5), first)
+    streams.restart(epoch=1)
+    second = draws(streams, 5)
+    assert not np.any(second == first)
+    np.testing.assert_array_equal(second[:, 1], draws(EnvStreams(seed=3, env_ranks=[1], epoch=1), 5)[:, 0])
+
+
+@pytest.mark.parametrize("copy_fn", [lambda s: pickle.loads(pickle.dumps(s)), copy.deepcopy])
+def test_a_pickled_or_copied_stream_continues_where_the_original_was(copy_fn):
+    original = EnvStreams(seed=4, env_ranks=[0, 5])
+    draws(original, 3)
+    clone = copy_fn(original)
+    np.testing.assert_array_equal(draws(clone, 4), draws(original, 4))
+
+
+def test_uniform_returns_a_float64_torch_view_of_shape_b_by_n():
+    streams = EnvStreams(seed=0, env_ranks=[4, 9, 1])
+    u = streams.uniform(5)
+    assert isinstance(u, torch.Tensor) and u.dtype == torch.float64 and u.shape == (3, 5)
+    assert streams.uniform(1).shape == (3, 1)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(seed=-1, env_ranks=[0]), "seed must be a non-negative integer"),
+        (dict(seed=None, env_ranks=[0]), "seed must be a non-negative integer"),
+        (dict(seed=0, env_ranks=[0, -2]), "env rank must be a non-negative integer"),
+        (dict(seed=0, env_ranks=[1, 2, 1]), "repeat a rank"),
+    ],
+)
+def test_bad_seeds_and_ranks_are_refused_with_the_cause(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        EnvStreams(**kwargs)
