@@ -1,9 +1,10 @@
 """A2C on an Atari game, with a choice of sampler (rlpyt's example_3).
 
     python examples/example_3.py --game pong --sample_mode serial
+    python examples/example_3.py --game pong --sample_mode cpu --n_parallel 2   # 2 worker processes
     python examples/example_3.py --n_steps 400 --log_interval_steps 80   # a smoke run
 
-Samplers available today: serial. (cpu, gpu and alternating follow with the parallel samplers.)
+Samplers available today: serial and cpu. (gpu and alternating follow.)
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from rlrun.agents.pg.atari import AtariFfAgent
 from rlrun.algos.pg.a2c import A2C
 from rlrun.envs.atari.atari_env import AtariEnv, AtariTrajInfo
 from rlrun.runners.minibatch_rl import MinibatchRl
+from rlrun.samplers.parallel.cpu.sampler import CpuSampler
 from rlrun.samplers.serial.sampler import SerialSampler
 from rlrun.utils.logging.context import logger_context
 
-SAMPLERS = {"serial": SerialSampler}
+SAMPLERS = {"serial": SerialSampler, "cpu": CpuSampler}
 
 
 def build_and_train(
@@ -60,7 +62,7 @@ if __name__ == "__main__":
     parser.add_argument("--game", help="Atari game", default="pong")
     parser.add_argument("--run_ID", help="run identifier (logging)", type=int, default=0)
     parser.add_argument("--cuda_idx", help="gpu to use", type=int, default=None)
-    parser.add_argument("--sample_mode", help="serial", choices=sorted(SAMPLERS), default="serial")
+    parser.add_argument("--sample_mode", help="which sampler", choices=sorted(SAMPLERS), default="serial")
     parser.add_argument("--n_parallel", help="number of sampler workers", type=int, default=2)
     parser.add_argument("--n_steps", help="env steps to train", type=int, default=int(50e6))
     parser.add_argument("--log_interval_steps", type=int, default=int(1e5))

@@ -2,8 +2,9 @@
 
 "Solved" means an evaluation over 10 whole episodes averaging at least 475, reached within the
 step budget (100k env steps for PPO and A2C, 50k for DQN), evaluating every 5k steps. The settings
-are rlrun.experiments.configs.cartpole's. The full set (3 algorithms x 3 seeds, a few minutes) is
-marked slow: ``python -m pytest -m slow tests/test_learning.py``. One PPO seed runs by default.
+are rlrun.experiments.configs.cartpole's. The full set (3 algorithms x 3 seeds with SerialSampler, PPO
+and A2C x 3 seeds with CpuSampler; several minutes) is marked slow:
+``python -m pytest -m slow tests/test_learning.py``. One PPO seed (100k steps, about 25 s) runs by default, with each sampler.
 """
 
 from __future__ import annotations
@@ -12,17 +13,35 @@ import pytest
 import torch
 
 from rlrun.experiments.configs.cartpole import CONFIGS, SOLVED_RETURN, build_runner
+from rlrun.samplers.parallel.cpu.sampler import CpuSampler
+from rlrun.samplers.serial.sampler import SerialSampler
 from rlrun.utils.logging import logger
 from rlrun.utils.logging.context import logger_context
 from rlrun.utils.plotting import read_progress
 
 EVAL_EVERY = 5000
+SAMPLERS = {"serial": SerialSampler, "cpu": CpuSampler}
+# CpuSampler runs use 2 unpinned workers whatever the machine, and 10 evaluation envs (a multiple of 2:
+# the configs' default of 5 would round down to 4 per the rlpyt sizing rule). Such a run repeats the
+# SerialSampler run with eval_n_envs=10 exactly, evaluation included.
+AFFINITY = {
+    "serial": dict(master_torch_threads=1),
+    "cpu": dict(master_torch_threads=1, workers_cpus=[[0]] * 2, set_affinity=False),
+}
 
 
-def steps_to_solve(algo: str, seed: int, tmp_path, n_steps: int | None = None) -> tuple[float | None, list[float]]:
+def steps_to_solve(
+    algo: str, seed: int, tmp_path, n_steps: int | None = None, sampler: str = "serial"
+) -> tuple[float | None, list[float]]:
     torch.set_num_threads(1)
     runner = build_runner(
-        algo, seed=seed, n_steps=n_steps, log_interval_steps=EVAL_EVERY, affinity=dict(master_torch_threads=1)
+        algo,
+        seed=seed,
+        n_steps=n_steps,
+        log_interval_steps=EVAL_EVERY,
+        affinity=AFFINITY[sampler],
+        SamplerCls=SAMPLERS[sampler],
+        eval_n_envs=10 if sampler == "cpu" else None,
     )
     logger.set_console_output(False)
     try:
@@ -37,8 +56,9 @@ def steps_to_solve(algo: str, seed: int, tmp_path, n_steps: int | None = None) -
 
 
 @pytest.mark.timeout(300)
-def test_ppo_solves_cartpole_within_40k_steps_seed_0(tmp_path):
-    solved, returns = steps_to_solve("ppo", 0, tmp_path, n_steps=40_000)
+@pytest.mark.parametrize("sampler", ["serial", "cpu"])
+def test_ppo_solves_cartpole_within_its_budget_seed_0(sampler, tmp_path):
+    solved, returns = steps_to_solve("ppo", 0, tmp_path, sampler=sampler)
     assert solved is not None, f"evaluation returns every {EVAL_EVERY} steps: {returns}"
 
 
@@ -48,5 +68,15 @@ def test_ppo_solves_cartpole_within_40k_steps_seed_0(tmp_path):
 @pytest.mark.parametrize("algo", ["ppo", "a2c", "dqn"])
 def test_algorithm_solves_cartpole_within_its_step_budget(algo, seed, tmp_path):
     solved, returns = steps_to_solve(algo, seed, tmp_path)
+    budget = CONFIGS[algo]["n_steps"]
+    assert solved is not None and solved <= budget, f"evaluation returns every {EVAL_EVERY} steps: {returns}"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("algo", ["ppo", "a2c"])
+def test_algorithm_solves_cartpole_with_cpu_sampler(algo, seed, tmp_path):
+    solved, returns = steps_to_solve(algo, seed, tmp_path, sampler="cpu")
     budget = CONFIGS[algo]["n_steps"]
     assert solved is not None and solved <= budget, f"evaluation returns every {EVAL_EVERY} steps: {returns}"

@@ -87,13 +87,16 @@ def build_runner(
     overrides: dict[str, dict[str, Any]] | None = None,
     affinity: dict | None = None,
     SamplerCls: type = SerialSampler,
+    eval_n_envs: int | None = None,
 ) -> MinibatchRlEval:
     """A MinibatchRlEval runner for ``algo`` ("ppo", "a2c" or "dqn") on CartPole-v1.
 
     Evaluates ``eval_episodes`` whole episodes every ``log_interval_steps``. ``overrides`` updates the
     config's ``sampler``, ``algo`` and ``agent`` keyword dicts. ``SamplerCls`` is SerialSampler or a
     parallel sampler such as CpuSampler (same samples for the same seed; its workers come from
-    ``affinity``, one per usable CPU by default). ``affinity=None`` means one torch thread in the
+    ``affinity``, one per usable CPU by default). ``eval_n_envs`` defaults to ``min(5, eval_episodes)``; a
+    parallel sampler rounds it to a multiple of its workers, so choose a multiple to evaluate the same
+    episodes as SerialSampler. ``affinity=None`` means one torch thread in the
     training process: these MLPs gain nothing from more, and spinning threads slow a busy machine
     several times over.
     """
@@ -103,7 +106,8 @@ def build_runner(
     for part, kwargs in (overrides or {}).items():
         config[part].update(kwargs)
     AlgoCls, AgentCls = _ALGOS[algo]
-    eval_n_envs = min(5, eval_episodes)
+    if eval_n_envs is None:
+        eval_n_envs = min(5, eval_episodes)
     sampler = SamplerCls(
         EnvCls=make,
         env_kwargs=dict(id="CartPole-v1"),

@@ -1,0 +1,437 @@
+"""Steps per second of rlrun's samplers beside Gymnasium's and Stable-Baselines3's vector envs, in one run.
+
+The config is example_3's: Pong through rlrun's ``AtariEnv``, ``batch_B=16`` envs, ``batch_T=5``, the
+feed-forward Atari A2C agent (``AtariFfAgent``) on the CPU with random weights. Measured:
+
+- rlrun ``SerialSampler`` and ``CpuSampler`` (``--workers`` workers, default 2; nothing pinned unless
+  ``--pin``), each collecting batches as a runner would;
+- Gymnasium ``SyncVectorEnv`` / ``AsyncVectorEnv`` and SB3 ``DummyVecEnv`` / ``SubprocVecEnv``
+  (start methods fork and SB3's default forkserver), stepping the same 16 ``AtariEnv`` through a small
+  ``gymnasium.Env`` adapter, with the same policy network acting on the whole batch in this process;
+- the ceiling for ``--workers`` cores: ``workers / (env step time + agent time per env step)``, both
+  measured in every round in CPU time of this process (one ``AtariEnv.step``; one ``agent.step`` on
+  16 observations, divided by 16). CPU time keeps other processes out of it; measuring per round
+  follows this VM's speed, which drifts (the agent's time per step varied up to 1.8x between runs).
+
+Torch in this process runs one thread (``torch.set_num_threads(1)``), as each sampler worker does: the
+agent then never competes with env processes for cores, and the ceiling charges each core the
+one-thread agent time (the issue's 4.6k figure used a two-thread agent time, which already spends
+both cores).
+
+Every method is started and warmed up, then timed in ``--repeats`` rounds: each method runs
+``--seconds`` of wall-clock time per round, in turn (the idle ones block and use no CPU). The table
+shows the median and the range. A ratio to another method is the median over rounds of the ratio
+within a round, so slow drifts of the machine's load cancel. Column "ours" is the cores the method
+used (this process and its children), "other" the cores other processes kept busy meanwhile
+(``psutil.cpu_times`` minus this process tree), "per core" the steps per CPU-second used (a rate that
+load disturbs less). With "other" well above 0 every rate is understated, and methods with 16 env
+processes take a larger share of a contended machine than a 2-worker sampler.
+
+``--check`` exits 1 when a target of the issue is missed: CpuSampler at >= 0.85 of the ceiling,
+>= 1.7x SerialSampler, >= 2x AsyncVectorEnv and >= 2x SubprocVecEnv (its faster start method).
+
+    python benchmarks/sampler_speed.py
+    python benchmarks/sampler_speed.py --only serial,cpu --seconds 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import importlib.util
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+
+import gymnasium
+import numpy as np
+import psutil
+import torch
+
+from rlrun.agents.pg.atari import AtariFfAgent
+from rlrun.envs.atari.atari_env import AtariEnv, AtariTrajInfo
+from rlrun.samplers.serial.sampler import SerialSampler
+from rlrun.utils.launching.affinity import default_affinity, make_affinity
+
+CPU_CLOCK = time.process_time  # the ceiling's costs: CPU seconds of this process, so other load does not inflate them
+CPU_SAMPLER_MODULE = "rlrun.samplers.parallel.cpu.sampler"
+METHODS = ["serial", "cpu", "gym_sync", "gym_async", "sb3_dummy", "sb3_subproc_fork", "sb3_subproc_forkserver"]
+LABELS = {
+    "serial": "rlrun SerialSampler",
+    "cpu": "rlrun CpuSampler",
+    "gym_sync": "Gymnasium SyncVectorEnv",
+    "gym_async": "Gymnasium AsyncVectorEnv",
+    "sb3_dummy": "SB3 DummyVecEnv",
+    "sb3_subproc_fork": "SB3 SubprocVecEnv (fork)",
+    "sb3_subproc_forkserver": "SB3 SubprocVecEnv (forkserver)",
+}
+TARGETS = {"ceiling": 0.85, "serial": 1.7, "gym_async": 2.0, "sb3_subproc": 2.0}
+
+
+class GymAtari(gymnasium.Env):
+    """``AtariEnv`` as a ``gymnasium.Env``: ``terminated = done and not timeout``, ``truncated = timeout``.
+
+    Infos are left empty so the vector envs carry no more than rlrun's samplers do.
+    """
+
+    def __init__(self, game: str, seed: int) -> None:
+        self.env = AtariEnv(game=game)
+        self.env.seed(seed)
+        shape = self.env.observation_space.shape
+        self.observation_space = gymnasium.spaces.Box(0, 255, shape, np.uint8)
+        self.action_space = gymnasium.spaces.Discrete(self.env.action_space.n)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        if seed is not None:
+            self.env.seed(seed)
+        return self.env.reset(), {}
+
+    def step(self, action):
+        observation, reward, done, env_info = self.env.step(int(action))
+        timeout = bool(env_info.timeout)
+        return observation, float(reward), bool(done) and not timeout, timeout, {}
+
+    def close(self) -> None:
+        self.env.close()
+
+
+class BatchPolicy:
+    """The agent acting on a whole batch in this process, for the vector envs: numpy in, numpy out."""
+
+    def __init__(self, agent: AtariFfAgent, batch_B: int) -> None:
+        self.agent = agent
+        self.prev_action = torch.zeros(batch_B, dtype=torch.long)
+        self.prev_reward = torch.zeros(batch_B)
+
+    def __call__(self, observation: np.ndarray) -> np.ndarray:
+        step = self.agent.step(torch.from_numpy(observation), self.prev_action, self.prev_reward)
+        self.prev_action = step.action
+        return step.action.numpy()
+
+    def saw(self, reward: np.ndarray) -> None:
+        self.prev_reward = torch.as_tensor(reward, dtype=torch.float32)
+
+
+def new_agent(game: str) -> AtariFfAgent:
+    """An AtariFfAgent built for ``game``'s spaces (random weights, seeded), for the vector-env loops."""
+    torch.manual_seed(0)
+    env = AtariEnv(game=game)
+    agent = AtariFfAgent()
+    agent.initialize(env.spaces, share_memory=False)
+    agent.sample_mode(0)
+    env.close()
+    return agent
+
+
+def time_rate(advance: Callable[[], int], seconds: float, clock: Callable[[], float] = time.perf_counter) -> float:
+    """Calls ``advance`` (which returns the env steps it made) for ``seconds`` of ``clock``; steps per second."""
+    steps, start = 0, clock()
+    while (elapsed := clock() - start) < seconds:
+        steps += advance()
+    return steps / elapsed
+
+
+def busy_cpu_seconds() -> tuple[float, float]:
+    """CPU seconds used so far by the whole machine and by this process with its children."""
+    machine = psutil.cpu_times()
+    busy = machine.user + machine.nice + machine.system + getattr(machine, "irq", 0) + getattr(machine, "softirq", 0)
+    ours = 0.0
+    me = psutil.Process()
+    for process in [me, *me.children(recursive=True)]:
+        try:
+            times = process.cpu_times()
+        except psutil.Error:  # exited meanwhile
+            continue
+        ours += times.user + times.system
+    return busy, ours
+
+
+def timed_with_other_load(advance: Callable[[], int], seconds: float) -> tuple[float, float, float]:
+    """Wall-clock steps per second, the cores other processes kept busy meanwhile (0 on a quiet machine),
+    and the cores this process and its children used."""
+    busy0, ours0 = busy_cpu_seconds()
+    start = time.perf_counter()
+    rate = time_rate(advance, seconds)
+    elapsed = time.perf_counter() - start
+    busy1, ours1 = busy_cpu_seconds()
+    return rate, max(0.0, (busy1 - busy0) - (ours1 - ours0)) / elapsed, (ours1 - ours0) / elapsed
+
+
+# ------------------------------------------------------------------------------------- the ceiling
+
+
+def env_stepper(game: str) -> Callable[[], int]:
+    """Steps one AtariEnv with random actions (resetting at episode ends); returns the steps made."""
+    env = AtariEnv(game=game)
+    env.seed(0)
+    env.reset()
+    actions = np.random.default_rng(0).integers(0, env.action_space.n, size=4096).tolist()
+    position = 0
+
+    def advance() -> int:
+        nonlocal position
+        for _ in range(256):
+            if env.step(actions[position % 4096]).done:
+                env.reset()
+            position += 1
+        return 256
+
+    return advance
+
+
+def agent_stepper(game: str, batch_B: int) -> Callable[[], int]:
+    """Calls ``agent.step`` on ``batch_B`` real observations; returns the observations served."""
+    agent = new_agent(game)
+    env = AtariEnv(game=game)
+    env.seed(0)
+    observation = torch.from_numpy(np.stack([env.reset() for _ in range(batch_B)]))
+    env.close()
+    prev_action, prev_reward = torch.zeros(batch_B, dtype=torch.long), torch.zeros(batch_B)
+
+    def advance() -> int:
+        for _ in range(8):
+            agent.step(observation, prev_action, prev_reward)
+        return 8 * batch_B
+
+    return advance
+
+
+# ------------------------------------------------------------------------------------------ methods
+
+
+def sampler_stepper(method: str, args: argparse.Namespace):
+    """``(advance, close)`` for an rlrun sampler collecting batch after batch, as a runner would."""
+    kwargs = dict(
+        EnvCls=AtariEnv,
+        TrajInfoCls=AtariTrajInfo,
+        env_kwargs=dict(game=args.game),
+        batch_T=args.batch_T,
+        batch_B=args.batch_B,
+        max_decorrelation_steps=args.decorrelation_steps,
+    )
+    torch.manual_seed(0)
+    agent = AtariFfAgent()
+    if method == "serial":
+        sampler = SerialSampler(**kwargs)
+        sampler.initialize(agent, seed=0)
+    else:
+        from rlrun.samplers.parallel.cpu.sampler import CpuSampler
+
+        if args.pin:
+            affinity = make_affinity(n_gpu=0, n_cpu_core=args.workers, cpu_per_run=args.workers)
+        else:
+            affinity = default_affinity(args.workers)
+        sampler = CpuSampler(**kwargs)
+        sampler.initialize(agent, affinity=affinity, seed=0)
+    itr = 0
+
+    def advance() -> int:
+        nonlocal itr
+        agent.sample_mode(itr)
+        sampler.obtain_samples(itr)
+        itr += 1
+        return args.batch_T * args.batch_B
+
+    return advance, sampler.shutdown
+
+
+def vector_stepper(method: str, args: argparse.Namespace):
+    """``(advance, close)`` for a Gymnasium or SB3 vector env of the same AtariEnvs and the same policy."""
+    env_fns = [functools.partial(GymAtari, args.game, seed) for seed in range(args.batch_B)]
+    policy = BatchPolicy(new_agent(args.game), args.batch_B)
+    if method.startswith("gym"):
+        mode = gymnasium.vector.AutoresetMode.SAME_STEP  # reset within the step, as rlrun's ResetCollector
+        if method == "gym_sync":
+            venv = gymnasium.vector.SyncVectorEnv(env_fns, autoreset_mode=mode)
+        else:
+            venv = gymnasium.vector.AsyncVectorEnv(env_fns, autoreset_mode=mode)
+        observation = venv.reset(seed=list(range(args.batch_B)))[0]
+
+        def step(actions):
+            obs, reward, _terminated, _truncated, _info = venv.step(actions)
+            return obs, reward
+    else:
+        from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+        if method == "sb3_dummy":
+            venv = DummyVecEnv(env_fns)
+        else:
+            venv = SubprocVecEnv(env_fns, start_method=method.rsplit("_", 1)[1])
+        observation = venv.reset()
+
+        def step(actions):
+            obs, reward, _done, _info = venv.step(actions)
+            return obs, reward
+
+    def advance() -> int:
+        nonlocal observation
+        observation, reward = step(policy(observation))
+        policy.saw(reward)
+        return args.batch_B
+
+    return advance, venv.close
+
+
+def start(method: str, args: argparse.Namespace):
+    """``(advance, close)`` of ``method``, or a string saying why it is skipped."""
+    if method == "cpu" and importlib.util.find_spec(CPU_SAMPLER_MODULE) is None:
+        return f"skipped: {CPU_SAMPLER_MODULE} does not exist yet"
+    if method.startswith("sb3") and importlib.util.find_spec("stable_baselines3") is None:
+        return "skipped: stable-baselines3 is not installed (pip install stable-baselines3)"
+    make = sampler_stepper if method in ("serial", "cpu") else vector_stepper
+    return make(method, args)
+
+
+def measure_in_rounds(
+    steppers: dict, probes: dict[str, Callable[[], int]], args: argparse.Namespace
+) -> tuple[dict[str, list[tuple[float, float, float]]], dict[str, list[float]]]:
+    """Each round times every method once, in turn, and the ceiling's costs, so a change in the machine's
+    speed hits a round's numbers alike. Returns ``(steps/s, cores busy elsewhere, cores used here)`` per
+    method and round, and CPU seconds per env step of each probe per round."""
+    for advance in [*(a for a, _close in steppers.values()), *probes.values()]:
+        time_rate(advance, args.warmup)
+    samples: dict[str, list[tuple[float, float, float]]] = {m: [] for m in steppers}
+    costs: dict[str, list[float]] = {name: [] for name in probes}
+    for i in range(args.repeats):
+        for name, advance in probes.items():
+            costs[name].append(1.0 / time_rate(advance, args.seconds / 4, CPU_CLOCK))
+        for method, (advance, _close) in steppers.items():
+            samples[method].append(timed_with_other_load(advance, args.seconds))
+        rates = ", ".join(f"{m} {samples[m][-1][0]:,.0f}" for m in steppers)
+        others = max((samples[m][-1][1] for m in steppers), default=0.0)
+        print(
+            f"  round {i + 1}: {rates}; env {costs['env'][-1] * 1e3:.3f} ms, agent {costs['agent'][-1] * 1e3:.3f} ms "
+            f"per step (other processes: up to {others:.2f} cores)",
+            flush=True,
+        )
+    return samples, costs
+
+
+# ------------------------------------------------------------------------------------------- report
+
+
+def ratio_line(name: str, value: float | None, target: float, misses: list[str]) -> str:
+    if value is None:
+        misses.append(name)
+        return f"  {name:<42} {'n/a':>6}   target >= {target:g}   MISSED (not measured)"
+    verdict = "ok" if value >= target else "MISSED"
+    if value < target:
+        misses.append(name)
+    return f"  {name:<42} {value:6.2f}   target >= {target:g}   {verdict}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--game", default="pong")
+    parser.add_argument("--batch-B", dest="batch_B", type=int, default=16)
+    parser.add_argument("--batch-T", dest="batch_T", type=int, default=5)
+    parser.add_argument("--workers", type=int, default=2, help="CpuSampler workers, and cores in the ceiling")
+    parser.add_argument("--decorrelation-steps", type=int, default=100)
+    parser.add_argument("--seconds", type=float, default=2.0, help="wall-clock seconds of a method per round")
+    parser.add_argument("--repeats", type=int, default=5, help="rounds")
+    parser.add_argument("--warmup", type=float, default=1.0, help="seconds each method runs before the rounds")
+    parser.add_argument("--pin", action="store_true", help="pin CpuSampler workers to cores 0..workers-1")
+    parser.add_argument("--only", default=",".join(METHODS), help=f"comma-separated subset of {METHODS}")
+    parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    args = parser.parse_args(argv)
+    methods = [m for m in args.only.split(",") if m]
+    unknown = sorted(set(methods) - set(METHODS))
+    if unknown:
+        parser.error(f"unknown --only method(s) {unknown}; choose from {METHODS}")
+
+    torch.set_num_threads(1)
+    started = time.perf_counter()
+    print(
+        f"{args.game}, batch_B={args.batch_B}, batch_T={args.batch_T}, AtariFfAgent on CPU, torch threads 1; "
+        f"{args.repeats} rounds of {args.seconds:g} s per method; {os.cpu_count()} CPUs, load average "
+        f"{'/'.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
+    worker_B = -(-args.batch_B // args.workers)
+    probes = {
+        "env": env_stepper(args.game),
+        "agent": agent_stepper(args.game, args.batch_B),
+        "worker_agent": agent_stepper(args.game, worker_B),
+    }
+    steppers, skipped = {}, {}
+    try:
+        for method in methods:
+            stepper = start(method, args)
+            if isinstance(stepper, str):
+                skipped[method] = stepper
+            else:
+                steppers[method] = stepper
+        samples, costs = measure_in_rounds(steppers, probes, args)
+    finally:
+        for _advance, close in steppers.values():
+            close()
+
+    results = {m: statistics.median(rate for rate, _, _ in samples[m]) for m in samples}
+    ceilings = [args.workers / (e + a) for e, a in zip(costs["env"], costs["agent"])]
+    ceiling = statistics.median(ceilings)
+    env_s, agent_s, worker_agent_s = (statistics.median(costs[k]) for k in ("env", "agent", "worker_agent"))
+    print(
+        f"\nceiling: env step {env_s * 1e3:.3f} ms + agent {agent_s * 1e3:.3f} ms per env step (batch of "
+        f"{args.batch_B}), CPU time, medians over rounds -> {args.workers} cores {ceiling:,.0f} steps/s "
+        f"(rounds {min(ceilings):,.0f}-{max(ceilings):,.0f})"
+    )
+    print(
+        f"(each CpuSampler worker runs the agent on {worker_B} observations: {worker_agent_s * 1e3:.3f} ms per env "
+        f"step, which puts the workers' own ceiling at {args.workers / (env_s + worker_agent_s):,.0f} steps/s)"
+    )
+    print(f"\n{'method':<32} {'steps/s':>10} {'range':>15} {'ours':>6} {'other':>6} {'per core':>9} {'/ Serial':>9}")
+    for method in methods:
+        if method in skipped:
+            print(f"{LABELS[method]:<32} {skipped[method]}")
+            continue
+        rates = [rate for rate, _, _ in samples[method]]
+        ours = statistics.median(u for _, _, u in samples[method])
+        other = statistics.median(o for _, o, _ in samples[method])
+        spread = f"{min(rates):,.0f}-{max(rates):,.0f}"
+        rel = f"{results[method] / results['serial']:9.2f}" if "serial" in results else ""
+        per_core = statistics.median(rate / max(u, 1e-9) for rate, _, u in samples[method])
+        print(
+            f"{LABELS[method]:<32} {results[method]:>10,.0f} {spread:>15} {ours:>6.2f} {other:>6.2f} "
+            f"{per_core:>9,.0f}{rel}"
+        )
+    print(f"{'ceiling (' + str(args.workers) + ' cores)':<32} {ceiling:>10,.0f}")
+
+    def per_round(others: list[str]) -> float | None:
+        """Median over rounds of CpuSampler's rate over the best of ``others`` in the same round."""
+        if "cpu" not in samples or not any(m in samples for m in others):
+            return None
+        ratios = [
+            samples["cpu"][i][0] / max(samples[m][i][0] for m in others if m in samples) for i in range(args.repeats)
+        ]
+        return statistics.median(ratios)
+
+    misses: list[str] = []
+    print("\nCpuSampler ratios (median over rounds of the ratio within a round):")
+    to_ceiling = (
+        statistics.median(r / c for (r, _, _), c in zip(samples["cpu"], ceilings)) if "cpu" in samples else None
+    )
+    print(ratio_line("CpuSampler / ceiling", to_ceiling, TARGETS["ceiling"], misses))
+    print(ratio_line("CpuSampler / SerialSampler", per_round(["serial"]), TARGETS["serial"], misses))
+    print(ratio_line("CpuSampler / AsyncVectorEnv", per_round(["gym_async"]), TARGETS["gym_async"], misses))
+    print(
+        ratio_line(
+            "CpuSampler / SubprocVecEnv (faster method)",
+            per_round(["sb3_subproc_fork", "sb3_subproc_forkserver"]),
+            TARGETS["sb3_subproc"],
+            misses,
+        )
+    )
+    print(
+        f"\ntotal {time.perf_counter() - started:.0f} s; load average now "
+        f"{'/'.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
+    if args.check and misses:
+        print(f"FAIL: missed {misses}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,370 @@
+"""What the parallel samplers share: worker processes over column slices of one shared batch.
+
+The master builds one env (to validate it and size the agent and the buffer), puts the agent's model
+and the ``[T, B]`` samples buffer in shared memory, and starts one process per worker. Worker ``r``
+owns envs ``slice_B`` of the batch and writes straight into ``samples_np[:, slice_B]``; master and
+workers meet once per batch (see :mod:`rlrun.samplers.parallel.sync`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import pickle
+import sys
+import weakref
+from typing import Any
+
+import torch.multiprocessing as torch_mp  # its context pickles shared tensors by handle, for spawn
+
+from rlrun.envs.validation import validate_env
+from rlrun.samplers.base import BaseSampler
+from rlrun.samplers.buffer import build_samples_buffer
+from rlrun.samplers.collectors import episode_quotas
+from rlrun.samplers.parallel.sync import (
+    BarrierIn,
+    BarrierOut,
+    SamplerWorkerError,
+    WorkerErrors,
+    WorkerLink,
+    WorkerMonitor,
+    stop_workers,
+)
+from rlrun.samplers.parallel.worker import sampling_process
+from rlrun.utils.collections import AttrDict
+from rlrun.utils.launching.affinity import affinity_for_sampler
+from rlrun.utils.seed import make_seed
+
+__all__ = ["ParallelSamplerBase", "SamplerWorkerError", "resolve_start_method"]
+
+_log = logging.getLogger(__name__)
+
+START_METHODS = ("fork", "spawn", "forkserver")
+
+
+def resolve_start_method(start_method: str | None) -> str:
+    """``None`` -> fork on Linux (fast, no pickling), spawn elsewhere (fork is unsafe on macOS)."""
+    if start_method is None:
+        return "fork" if sys.platform.startswith("linux") else "spawn"
+    if start_method not in START_METHODS:
+        raise ValueError(f"start_method must be one of {START_METHODS} or None, got {start_method!r}.")
+    return start_method
+
+
+class ParallelSamplerBase(BaseSampler):
+    """Runs collectors in worker processes; subclasses decide where the agent acts.
+
+    ``start_method`` ("fork", "spawn", "forkserver"; None: fork on Linux, else spawn) chooses how
+    workers start. Under spawn and forkserver everything a worker needs (EnvCls, env_kwargs,
+    collectors, the agent's classes) must be importable by the child.
+    """
+
+    gpu = False
+
+    def __init__(self, *args: Any, start_method: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.start_method = resolve_start_method(start_method)
+        self._requested_eval_n_envs = self.eval_n_envs  # initialize rounds eval_n_envs to the workers
+        self.workers: list = []
+        self.n_worker = 0
+        self.ctrl: AttrDict | None = None
+        self.sync: AttrDict | None = None
+        self._monitor: WorkerMonitor | None = None
+        self._finalizer: weakref.finalize | None = None
+
+    # ---- API ----
+
+    def initialize(
+        self,
+        agent: Any,
+        affinity: dict | None = None,
+        seed: int | None = None,
+        bootstrap_value: bool = False,
+        traj_info_kwargs: dict | None = None,
+        world_size: int = 1,
+        rank: int = 0,
+        worker_process: Any = None,
+    ):
+        """Start the workers and return the examples (one env step and agent step) for the algorithm.
+
+        Returns once every worker has built and decorrelated its envs. ``affinity`` gives the
+        workers (``workers_cpus``: one entry per worker) or None for one unpinned worker per usable CPU.
+        """
+        if self._finalizer is not None and self._finalizer.alive:
+            raise RuntimeError(f"{type(self).__name__} is already running; call shutdown() before initializing again.")
+        affinity = affinity_for_sampler(affinity)
+        n_envs_list = self._get_n_envs_list(affinity=affinity)
+        self.n_worker = n_worker = len(n_envs_list)
+        B = self.batch_spec.B
+        global_B = B * world_size
+        env_ranks = list(range(rank * B, (rank + 1) * B))
+        self.world_size, self.rank = world_size, rank
+        seed = make_seed() if seed is None else int(seed)
+        self.seed = seed
+        if self._requested_eval_n_envs > 0:
+            self.eval_n_envs_per = max(1, self._requested_eval_n_envs // n_worker)
+            self.eval_n_envs = self.eval_n_envs_per * n_worker
+            self.eval_max_T = max(1, self.eval_max_steps // self.eval_n_envs)
+            _log.info("Parallel evaluation: %d envs, %d per worker.", self.eval_n_envs, self.eval_n_envs_per)
+        target = sampling_process if worker_process is None else worker_process
+        if self.start_method != "fork":
+            self._check_importable(agent, target)
+
+        env = self.EnvCls(**self.env_kwargs)
+        try:
+            validate_env(env)
+            self._agent_init(agent, env, global_B=global_B, env_ranks=env_ranks)
+            examples = self._build_buffers(env, bootstrap_value)
+        finally:
+            env.close()
+
+        ctx = torch_mp.get_context(self.start_method)
+        self._build_parallel_ctrl(n_worker, ctx)
+        common_kwargs = self._assemble_common_kwargs(affinity, global_B, seed, traj_info_kwargs)
+        workers_kwargs = self._assemble_workers_kwargs(affinity, seed, n_envs_list)
+        self.workers = []
+        self._monitor = WorkerMonitor(self.workers, [w["env_ranks"] for w in workers_kwargs], self.ctrl.errors)
+        self._finalizer = weakref.finalize(self, stop_workers, self.workers, self.ctrl, self.sync)
+        try:
+            for w_kwargs in workers_kwargs:
+                # Made just before its process starts, so workers forked later do not hold this one's ends.
+                link = w_kwargs["link"] = WorkerLink.create(self.ctrl.barrier_in, self.ctrl.barrier_out)
+                process = ctx.Process(
+                    target=target,
+                    kwargs=dict(common_kwargs=common_kwargs, worker_kwargs=w_kwargs),
+                    name=f"sampler_worker_{w_kwargs['rank']}",
+                )
+                try:
+                    self._start(process)
+                finally:
+                    link.close()  # the worker's ends belong to the worker alone
+                self.workers.append(process)
+            self._wait_for_workers()  # every worker built its envs and decorrelated them
+        except BaseException:
+            self.shutdown()
+            raise
+        _log.info(
+            "%s started %d workers (%s), envs per worker %s.",
+            type(self).__name__,
+            n_worker,
+            self.start_method,
+            n_envs_list,
+        )
+        return examples
+
+    def obtain_samples(self, itr: int):
+        """One batch from all workers; returns ``(samples, completed_traj_infos)``, samples as torch views."""
+        ctrl = self._running_ctrl()
+        ctrl.itr.value = itr
+        ctrl.barrier_in.open()
+        return self.samples_pyt, self._wait_for_workers()
+
+    def evaluate_agent(self, itr: int):
+        """Run the evaluation episodes in the workers; returns their TrajInfos."""
+        if self.eval_n_envs <= 0:
+            raise RuntimeError("evaluate_agent needs eval_n_envs > 0 in the sampler.")
+        ctrl = self._running_ctrl()
+        ctrl.itr.value = itr
+        ctrl.do_eval.value = True
+        self.sync.stop_eval.value = False
+        ctrl.barrier_in.open()
+        try:
+            traj_infos = self._wait_for_workers()
+        finally:
+            ctrl.do_eval.value = False
+        n_unfinished = sum(ctrl.n_unfinished)
+        if n_unfinished:
+            _log.warning(
+                "Evaluation at itr %d: %d episode(s) were still running at eval_max_steps=%d and are not counted; "
+                "raise eval_max_steps.",
+                itr,
+                n_unfinished,
+                self.eval_max_steps,
+            )
+        return traj_infos
+
+    def shutdown(self) -> None:
+        """Stop every worker and release the shared control objects; safe to call more than once.
+
+        Also runs at interpreter exit, and after any error in :meth:`obtain_samples` or
+        :meth:`evaluate_agent` (a failed worker, Ctrl-C), before that error propagates.
+        """
+        if self._finalizer is not None:
+            self._finalizer()  # runs stop_workers once, whoever calls first
+        self.ctrl = self.sync = None
+        self._monitor = None
+        self.workers = []
+
+    # ---- helpers (rlpyt's names) ----
+
+    def _get_n_envs_list(self, affinity: dict | None = None, n_worker: int | None = None, B: int | None = None):
+        """Envs per worker: ``B`` split evenly, the first workers taking one more when it does not divide;
+        fewer workers than requested when ``B`` is smaller."""
+        B = self.batch_spec.B if B is None else B
+        if n_worker is None:
+            n_worker = len(affinity_for_sampler(affinity)["workers_cpus"])
+        if B < n_worker:
+            _log.warning(
+                "batch_B=%d is smaller than the %d sampler workers available; using %d workers (raise batch_B to use "
+                "them all).",
+                B,
+                n_worker,
+                B,
+            )
+            n_worker = B
+        n_envs_list = [B // n_worker] * n_worker
+        if B % n_worker:
+            _log.warning(
+                "batch_B=%d envs do not split evenly over %d workers: %d worker(s) get one env more, and the "
+                "others wait for them every batch (a multiple of the worker count is faster).",
+                B,
+                n_worker,
+                B % n_worker,
+            )
+            for b in range(B % n_worker):
+                n_envs_list[b] += 1
+        return n_envs_list
+
+    def _agent_init(self, agent: Any, env: Any, global_B: int = 1, env_ranks: list[int] | None = None) -> None:
+        agent.initialize(env.spaces, share_memory=True, global_B=global_B, env_ranks=env_ranks)
+        self.agent = agent
+
+    def _build_buffers(self, env: Any, bootstrap_value: bool):
+        self.samples_pyt, self.samples_np, examples = build_samples_buffer(
+            self.agent, env, self.batch_spec, bootstrap_value, agent_shared=True, env_shared=True, subprocess=True
+        )
+        return examples
+
+    def _build_parallel_ctrl(self, n_worker: int, ctx: Any) -> None:
+        """Shared flags and the two barriers (filled with each worker's pipes as it starts)."""
+        self.ctrl = AttrDict(
+            quit=ctx.RawValue(ctypes.c_bool, False),
+            barrier_in=BarrierIn(),
+            barrier_out=BarrierOut(),
+            do_eval=ctx.RawValue(ctypes.c_bool, False),
+            itr=ctx.RawValue(ctypes.c_int64, 0),
+            n_unfinished=ctx.RawArray(ctypes.c_int64, n_worker),  # eval episodes cut by eval_max_steps
+            errors=WorkerErrors(ctx, n_worker),
+        )
+        self.sync = AttrDict(stop_eval=ctx.RawValue(ctypes.c_bool, False))
+
+    def _assemble_common_kwargs(
+        self, affinity: dict, global_B: int = 1, seed: int = 0, traj_info_kwargs: dict | None = None
+    ) -> dict[str, Any]:
+        return dict(
+            EnvCls=self.EnvCls,
+            env_kwargs=self.env_kwargs,
+            agent=self.agent,
+            batch_T=self.batch_spec.T,
+            CollectorCls=self.CollectorCls,
+            TrajInfoCls=self.TrajInfoCls,
+            traj_info_kwargs=dict(traj_info_kwargs or {}),
+            # The shared values only; the barriers hold the master's pipe ends, which workers must not.
+            ctrl=AttrDict({k: v for k, v in self.ctrl.items() if not k.startswith("barrier")}),
+            max_decorrelation_steps=self.max_decorrelation_steps,
+            torch_threads=affinity.get("worker_torch_threads", None),
+            global_B=global_B,
+            seed=seed,  # env seeds are seed + env rank, whichever worker holds the env
+            eval_n_envs=self.eval_n_envs_per if self.eval_n_envs > 0 else 0,
+            eval_CollectorCls=self.eval_CollectorCls,
+            eval_env_kwargs=self.eval_env_kwargs,
+            eval_max_T=getattr(self, "eval_max_T", 0),
+        )
+
+    def _assemble_workers_kwargs(self, affinity: dict, seed: int, n_envs_list: list[int]) -> list[dict[str, Any]]:
+        B = sum(n_envs_list)
+        global_B = B * self.world_size
+        n_eval = max(0, self.eval_n_envs)
+        per = n_eval // len(n_envs_list)
+        eval_quotas = episode_quotas(n_eval, self.eval_max_trajectories) if n_eval else []
+        workers_cpus = affinity["workers_cpus"]
+        pin = affinity.get("set_affinity", True)
+        workers_kwargs = []
+        i_env = 0
+        for rank, n_envs in enumerate(n_envs_list):
+            slice_B = slice(i_env, i_env + n_envs)
+            eval_slice = slice(rank * per, (rank + 1) * per)
+            workers_kwargs.append(
+                dict(
+                    rank=rank,
+                    env_ranks=list(range(self.rank * B + i_env, self.rank * B + i_env + n_envs)),
+                    eval_env_ranks=[global_B + self.rank * n_eval + i for i in range(n_eval)][eval_slice],
+                    eval_max_trajectories=(
+                        int(sum(eval_quotas[eval_slice])) if n_eval and self.eval_max_trajectories is not None else None
+                    ),
+                    seed=seed + rank,
+                    cpus=workers_cpus[rank] if pin else None,
+                    n_envs=n_envs,
+                    samples_np=self.samples_np[:, slice_B],
+                    sync=self.sync,
+                )
+            )
+            i_env += n_envs
+        return workers_kwargs
+
+    # ---- processes ----
+
+    def _running_ctrl(self) -> AttrDict:
+        if self.ctrl is None:
+            raise RuntimeError(
+                f"{type(self).__name__} is not running: call initialize() first (after shutdown() or a failed worker, "
+                "build a new sampler or initialize again)."
+            )
+        return self.ctrl
+
+    def _start(self, process: Any) -> None:
+        try:
+            process.start()
+        except (pickle.PicklingError, AttributeError, TypeError) as e:
+            if self.start_method == "fork":
+                raise
+            raise TypeError(
+                f"Cannot send the sampler's arguments to a {self.start_method} worker: {e}. Under spawn and "
+                "forkserver, EnvCls, env_kwargs, the collectors, TrajInfoCls and the agent must pickle by reference "
+                "(module-level classes and functions, no lambdas or local classes). Move them to an importable "
+                "module, or use start_method='fork'."
+            ) from e
+
+    def _wait_for_workers(self) -> list:
+        """Wait at barrier_out and return the trajectory infos the workers finished, in worker order.
+
+        On a worker failure (or Ctrl-C) shut everything down first, then let the error propagate.
+        """
+        try:
+            payloads = self.ctrl.barrier_out.wait(self._monitor)
+        except BaseException:
+            self.shutdown()
+            raise
+        return [info for payload in payloads if payload for info in pickle.loads(payload)]
+
+    def _check_importable(self, agent: Any, target: Any) -> None:
+        """Refuse, before starting anything, what a spawn/forkserver child cannot import."""
+        main = sys.modules.get("__main__")
+        main_importable = getattr(main, "__file__", None) is not None
+        named = dict(
+            EnvCls=self.EnvCls,
+            CollectorCls=self.CollectorCls,
+            eval_CollectorCls=self.eval_CollectorCls,
+            TrajInfoCls=self.TrajInfoCls,
+            agent_class=type(agent),
+            ModelCls=getattr(agent, "ModelCls", None),
+            worker_process=target,
+        )
+        for what, obj in named.items():
+            if obj is None:
+                continue
+            name = getattr(obj, "__qualname__", repr(obj))
+            where = None
+            if getattr(obj, "__module__", None) == "__main__" and not main_importable:
+                where = "is defined in __main__ of an interactive session or `python -c`, which child processes cannot import"
+            else:
+                try:
+                    pickle.dumps(obj)
+                except Exception as e:
+                    where = f"cannot be pickled by reference ({e})"
+            if where is not None:
+                raise TypeError(
+                    f"{what}={name} {where}, and start_method={self.start_method!r} starts workers that import "
+                    "what they run. Move it to an importable module (a .py file on the path), or use "
+                    "start_method='fork' (Linux)."
+                )

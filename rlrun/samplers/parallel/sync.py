@@ -1,0 +1,330 @@
+"""How the sampler master and its workers meet once per batch, and what happens when one fails.
+
+One round (a batch, or an evaluation)::
+
+    master                                     worker r
+    ctrl.itr, ctrl.do_eval = ...
+    ctrl.barrier_in.open()           ----->    link.wait_turn(parent)
+                                               collect into its columns of the shared batch
+    ctrl.barrier_out.wait(monitor)   <-----    link.arrive(completed trajectory infos, pickled)
+
+Each worker has two pipes to the master, one per direction. The master waits on the workers' pipes
+and on their process sentinels together, so it wakes as soon as the last worker arrives or any
+worker dies, and burns no CPU meanwhile. Pipes are plain file descriptors: unlike semaphores
+(``multiprocessing.Barrier``, which also breaks for good on a timeout), they leave no named object in
+/dev/shm under spawn or forkserver, whoever still holds a reference. Waits are cut into slices:
+between slices the master asks the :class:`WorkerMonitor` whether a worker wrote a traceback into
+its error slot or is gone, and raises one :class:`SamplerWorkerError`; a waiting worker checks that
+its parent still lives, so the workers of a killed master exit on their own. :func:`stop_workers`
+ends every worker: quit flag, join, terminate, kill, each with a deadline.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import logging
+import os
+import signal
+import threading
+import time
+from collections.abc import Sequence
+from multiprocessing.connection import Connection, Pipe
+from multiprocessing.connection import wait as wait_for_ready
+from typing import Any
+
+__all__ = [
+    "SamplerWorkerError",
+    "BarrierIn",
+    "BarrierOut",
+    "WorkerLink",
+    "WorkerErrors",
+    "WorkerMonitor",
+    "ParentWatch",
+    "stop_workers",
+    "describe_exitcode",
+]
+
+_log = logging.getLogger(__name__)
+
+MASTER_POLL_S = 0.05  # how often a waiting master looks at its workers' state besides their pipes
+WORKER_POLL_S = 0.25  # how often a waiting worker looks at its parent
+STALL_WARNING_S = 120.0  # a round this long gets a log line naming the workers not yet done
+ERROR_TEXT_BYTES = 32_768  # per worker; longer tracebacks keep their start and end
+
+
+class SamplerWorkerError(RuntimeError):
+    """A sampler worker raised or died; ``rank``, ``env_ranks`` and ``detail`` (its traceback) say which and why."""
+
+    def __init__(self, rank: int, env_ranks: Sequence[int], detail: str) -> None:
+        self.rank = int(rank)
+        self.env_ranks = [int(r) for r in env_ranks]
+        self.detail = detail
+        super().__init__(f"Sampler worker {self.rank} (env ranks {self.env_ranks}) {detail}")
+
+    def __reduce__(self):
+        return type(self), (self.rank, self.env_ranks, self.detail)
+
+
+class BarrierIn:
+    """``barrier_in``, master side: starts a round for every worker at once.
+
+    ``parties`` is rlpyt's count (workers and master). Each worker has its own pipe, so a worker that
+    finishes early cannot take a slower worker's turn.
+    """
+
+    def __init__(self) -> None:
+        self._turns: list[Connection] = []
+
+    @property
+    def parties(self) -> int:
+        return len(self._turns) + 1
+
+    def open(self) -> None:
+        for turn in self._turns:
+            try:
+                turn.send_bytes(b"")
+            except OSError:  # that worker is gone; barrier_out reports it
+                pass
+
+    def close(self) -> None:
+        for turn in self._turns:
+            turn.close()
+
+
+class BarrierOut:
+    """``barrier_out``, master side: waits until every worker arrived, and returns what each sent."""
+
+    def __init__(self) -> None:
+        self._arrivals: list[Connection] = []
+
+    @property
+    def parties(self) -> int:
+        return len(self._arrivals) + 1
+
+    def wait(self, monitor: WorkerMonitor) -> list[bytes]:
+        """The payload of every worker, by rank; raises :class:`SamplerWorkerError` if one failed."""
+        payloads: list[bytes] = [b""] * len(self._arrivals)
+        waiting = {conn: rank for rank, conn in enumerate(self._arrivals)}
+        closed: set[Connection] = set()  # pipes of workers on their way out; their sentinels will say more
+        started = time.monotonic()
+        next_warning = started + STALL_WARNING_S
+        while waiting:
+            ready = wait_for_ready([c for c in waiting if c not in closed] + monitor.sentinels, timeout=MASTER_POLL_S)
+            all_arrived = bool(ready)
+            for conn in ready:
+                rank = waiting.get(conn)
+                if rank is None:  # a process sentinel: that worker ended
+                    all_arrived = False
+                    continue
+                try:
+                    payloads[rank] = conn.recv_bytes()
+                except EOFError:  # the worker closed its pipe by exiting
+                    closed.add(conn)
+                    all_arrived = False
+                else:
+                    del waiting[conn]
+            # A failing worker also arrives (to wake us at once), so look at the error slots every time;
+            # check the processes only when something other than a normal arrival woke us.
+            monitor.check(liveness=not all_arrived)
+            if time.monotonic() > next_warning:
+                next_warning += STALL_WARNING_S
+                _log.warning(
+                    "Sampler workers %s have been busy with one round for %.0f s; an env or the agent may be stuck.",
+                    sorted(waiting.values()),
+                    time.monotonic() - started,
+                )
+        return payloads
+
+    def close(self) -> None:
+        for conn in self._arrivals:
+            conn.close()
+
+
+class WorkerLink:
+    """A worker's ends of its two pipes to the master: wait for a turn, arrive with a payload.
+
+    :meth:`create` makes the pipes and hands the master's ends to ``barrier_in`` and ``barrier_out``.
+    The master closes its copy of these ends once the worker started, so that only the worker holds
+    them (a worker dying mid-message then shows as end-of-file, never as a read that blocks).
+    """
+
+    def __init__(self, turn: Connection, arrival: Connection) -> None:
+        self._turn = turn
+        self._arrival = arrival
+
+    @classmethod
+    def create(cls, barrier_in: BarrierIn, barrier_out: BarrierOut) -> WorkerLink:
+        turn_reader, turn_writer = Pipe(duplex=False)  # the same pipes serve every start method
+        arrival_reader, arrival_writer = Pipe(duplex=False)
+        barrier_in._turns.append(turn_writer)
+        barrier_out._arrivals.append(arrival_reader)
+        return cls(turn_reader, arrival_writer)
+
+    def wait_turn(self, parent: ParentWatch) -> bool:
+        """True once the master opened a round; False if the master died meanwhile."""
+        while not self._turn.poll(WORKER_POLL_S):
+            if not parent.alive():
+                return False
+        self._turn.recv_bytes()
+        return True
+
+    def arrive(self, payload: bytes = b"") -> None:
+        self._arrival.send_bytes(payload)
+
+    def close(self) -> None:
+        self._turn.close()
+        self._arrival.close()
+
+
+class WorkerErrors:
+    """One shared-memory slot per worker for the traceback that stopped it.
+
+    The text is in place before the worker exits, so the master never waits for a message in flight,
+    and a worker found dead has either reported or died without a word (a signal).
+    """
+
+    def __init__(self, ctx: Any, n_workers: int, capacity: int = ERROR_TEXT_BYTES) -> None:
+        self.capacity = capacity
+        self._lengths = ctx.RawArray(ctypes.c_int64, n_workers)
+        self._text = ctx.RawArray(ctypes.c_char, n_workers * capacity)
+
+    def report(self, rank: int, text: str) -> None:
+        """Worker: store ``text`` (its start and end, if too long)."""
+        data = text.encode("utf-8", "replace")
+        if len(data) > self.capacity:
+            cut = b"\n[... traceback shortened ...]\n"
+            keep = (self.capacity - len(cut)) // 2
+            data = data[:keep] + cut + data[-keep:]
+        start = rank * self.capacity
+        self._text[start : start + len(data)] = data
+        self._lengths[rank] = len(data)  # last: the master reads a slot only once its length is set
+
+    def get(self, rank: int) -> str | None:
+        n = self._lengths[rank]
+        if not n:
+            return None
+        start = rank * self.capacity
+        return self._text[start : start + n].decode("utf-8", "replace")
+
+    def first(self) -> int | None:
+        """The lowest rank that reported, or None."""
+        for rank, n in enumerate(self._lengths):
+            if n:
+                return rank
+        return None
+
+
+def describe_exitcode(code: int) -> str:
+    """``exit code 1`` or ``signal SIGKILL (exit code -9)``."""
+    if code < 0:
+        try:
+            return f"signal {signal.Signals(-code).name} (exit code {code})"
+        except ValueError:
+            return f"signal {-code} (exit code {code})"
+    return f"exit code {code}"
+
+
+class WorkerMonitor:
+    """Master side: turns a worker's reported error, or its death, into one :class:`SamplerWorkerError`."""
+
+    def __init__(self, processes: list, env_ranks: Sequence[Sequence[int]], errors: WorkerErrors) -> None:
+        self.processes = processes  # the sampler's own list, filled as workers start
+        self.env_ranks = [list(r) for r in env_ranks]
+        self.errors = errors
+
+    @property
+    def sentinels(self) -> list[int]:
+        """Handles that become ready when a worker process ends."""
+        return [p.sentinel for p in self.processes]
+
+    def check(self, liveness: bool = True) -> None:
+        """Raise if a worker reported an error, or (with ``liveness``) if one is no longer running."""
+        rank = self.errors.first()
+        if rank is not None:
+            raise SamplerWorkerError(rank, self.env_ranks[rank], f"raised an error:\n{self.errors.get(rank)}")
+        if not liveness:
+            return
+        for rank, process in enumerate(self.processes):
+            code = process.exitcode
+            if code is None:
+                continue
+            if code < 0:
+                why = (
+                    "A signal ended it before it could report anything: the kernel's out-of-memory killer, a "
+                    "user, or a crash in native code (an env's simulator, a library)."
+                )
+            else:
+                why = (
+                    "It ended before reporting an error; its own output above may say why (under spawn or "
+                    "forkserver, often an argument the child could not unpickle or import)."
+                )
+            raise SamplerWorkerError(
+                rank, self.env_ranks[rank], f"stopped unexpectedly with {describe_exitcode(code)}. {why}"
+            )
+
+
+class ParentWatch:
+    """Worker side: notices that the process that started this one is gone (its parent pid changes).
+
+    Under forkserver the parent is the fork server, which exits when the master does.
+    """
+
+    def __init__(self) -> None:
+        self._ppid = os.getppid()
+
+    def alive(self) -> bool:
+        return os.getppid() == self._ppid
+
+
+def stop_workers(processes: Sequence[Any], ctrl: Any, sync: Any, join_timeout: float = 2.0) -> None:
+    """End the started worker ``processes``: ask them to quit, then terminate, then kill what is left.
+
+    Safe at any point (mid-round, after a failure, at interpreter exit). Workers quit at their next
+    turn; one still busy after ``join_timeout`` seconds gets SIGTERM (it closes its envs), then
+    SIGKILL after one more second. Closes the master's ends of the pipes.
+    """
+    with _ctrl_c_deferred():
+        ctrl.quit.value = True
+        sync.stop_eval.value = True
+        ctrl.barrier_in.open()
+        deadline = time.monotonic() + join_timeout
+        for p in processes:
+            p.join(max(0.0, deadline - time.monotonic()))
+        for stop, wait_s in (("terminate", 1.0), ("kill", 2.0)):
+            left = [p for p in processes if p.exitcode is None]
+            if not left:
+                break
+            _log.warning("Sampler workers %s did not quit in time; sending %s.", [p.name for p in left], stop.upper())
+            for p in left:
+                getattr(p, stop)()
+            deadline = time.monotonic() + wait_s
+            for p in left:
+                p.join(max(0.0, deadline - time.monotonic()))
+        for p in processes:
+            if p.exitcode is None:
+                _log.error("Sampler worker %s (pid %s) is still running after SIGKILL.", p.name, p.pid)
+            else:
+                p.close()
+        ctrl.barrier_in.close()
+        ctrl.barrier_out.close()
+
+
+@contextlib.contextmanager
+def _ctrl_c_deferred():
+    """Hold back Ctrl-C until the block ends (a few seconds at most), then raise it.
+
+    A second Ctrl-C pressed while workers are being stopped would otherwise leave them running, and
+    the interpreter would then wait for them forever at exit.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pressed = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if pressed:
+        raise KeyboardInterrupt

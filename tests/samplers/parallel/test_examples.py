@@ -1,0 +1,42 @@
+"""The CPU-sampler examples run end to end as real scripts (a few iterations each)."""
+
+from __future__ import annotations
+
+import glob
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[3]
+
+
+def run_example(name: str, args: list[str], cwd) -> subprocess.CompletedProcess:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / name), *args],
+        cwd=cwd,
+        env=dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1"),
+        capture_output=True,
+        text=True,
+        timeout=150,
+    )
+    assert result.returncode == 0, f"stdout:\n{result.stdout[-3000:]}\nstderr:\n{result.stderr[-3000:]}"
+    return result
+
+
+@pytest.mark.timeout(180)
+def test_cartpole_cpu_sampler_example_trains_and_evaluates(tmp_path):
+    result = run_example("cartpole_cpu_sampler.py", ["--n_steps", "1024", "--log_interval_steps", "512"], tmp_path)
+    assert "Final evaluation return" in result.stdout
+    assert glob.glob(str(tmp_path / "data" / "local" / "*" / "cartpole_cpu_sampler" / "run_0" / "progress.csv"))
+
+
+@pytest.mark.timeout(180)
+def test_example_3_runs_with_the_cpu_sampler(tmp_path):
+    args = ["--sample_mode", "cpu", "--n_parallel", "2", "--n_steps", "320", "--log_interval_steps", "160"]
+    run_example("example_3.py", args, tmp_path)
+    (progress,) = glob.glob(str(tmp_path / "data" / "local" / "*" / "example_3" / "run_0" / "progress.csv"))
+    with open(progress) as f:
+        assert "CumSteps" in f.readline()

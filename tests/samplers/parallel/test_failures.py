@@ -1,0 +1,171 @@
+"""Every way a parallel run can fail ends in one clear error within 5 s, with nothing left behind.
+
+rlpyt hung forever in ``barrier_out.wait()`` for an env exception and for a worker killed by a signal.
+Each test here checks the error names the worker rank and its env ranks and carries the worker's own
+traceback, and that no child process and no /dev/shm entry remains.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from faulty_envs import FAILURE_TEXT, FaultyCartPole
+from parallel_helpers import cpu_sampler, start, workers
+
+from rlrun.agents.pg.categorical import CategoricalPgAgent
+from rlrun.algos.pg.a2c import A2C
+from rlrun.runners.minibatch_rl import MinibatchRl
+from rlrun.samplers.parallel.sync import SamplerWorkerError
+
+pytestmark = pytest.mark.timeout(60)
+SEED = 10
+WORKER_1 = "Sampler worker 1 (env ranks [2, 3])"  # B=4 over 2 workers
+
+
+def faulty(fail_in, env_rank=3, **kwargs):
+    """A sampler whose env rank ``env_rank`` (worker 1's second env) fails ``fail_in``."""
+    env_kwargs = dict(fail_in=fail_in, fail_seed=SEED + env_rank, fail_worker=1)
+    return cpu_sampler(EnvCls=FaultyCartPole, env_kwargs=env_kwargs, **kwargs)
+
+
+def assert_reports_worker_1(error: SamplerWorkerError, *texts: str) -> None:
+    message = str(error)
+    assert message.startswith(WORKER_1), message
+    assert (error.rank, error.env_ranks) == (1, [2, 3])
+    assert "Traceback (most recent call last)" in message and "faulty_envs.py" in message
+    for text in texts:
+        assert text in message, message
+
+
+@pytest.mark.parametrize("fail_in, where", [("init", "in __init__"), ("reset", "in reset")])
+def test_env_failing_at_start_up_raises_one_error_from_initialize(fail_in, where, leak_check):
+    sampler = faulty(fail_in)
+    t0 = time.monotonic()
+    with pytest.raises(SamplerWorkerError) as info:
+        start(sampler, seed=SEED)
+    assert time.monotonic() - t0 < 5
+    assert_reports_worker_1(info.value, f"RuntimeError: {FAILURE_TEXT} {where}")
+    leak_check.assert_clean()
+
+
+def test_env_raising_at_step_57_of_worker_1_raises_within_5s(leak_check):
+    sampler = faulty("step", T=100)
+    start(sampler, seed=SEED)
+    t0 = time.monotonic()
+    with pytest.raises(SamplerWorkerError) as info:
+        sampler.obtain_samples(0)
+    assert time.monotonic() - t0 < 5
+    assert_reports_worker_1(info.value, f"{FAILURE_TEXT} at step 57", "collect_batch")
+    leak_check.assert_clean()
+    with pytest.raises(RuntimeError, match="not running"):
+        sampler.obtain_samples(1)
+
+
+def test_env_raising_during_decorrelation_raises_from_initialize(leak_check):
+    sampler = faulty("step", decorrelation=2000)  # env rank 3 draws more than 57 random steps (else no raise)
+    with pytest.raises(SamplerWorkerError) as info:
+        start(sampler, seed=SEED)
+    assert_reports_worker_1(info.value, f"{FAILURE_TEXT} at step 57", "start_envs")
+
+
+def test_worker_killed_by_sigkill_mid_batch_is_reported_within_5s(leak_check):
+    sampler = faulty("kill", T=100)
+    start(sampler, seed=SEED)
+    t0 = time.monotonic()
+    with pytest.raises(SamplerWorkerError, match=r"stopped unexpectedly with signal SIGKILL \(exit code -9\)") as info:
+        sampler.obtain_samples(0)
+    assert time.monotonic() - t0 < 5
+    assert str(info.value).startswith(WORKER_1)
+
+
+def test_worker_killed_between_batches_is_reported_at_the_next_batch(leak_check):
+    sampler = cpu_sampler()
+    start(sampler)
+    sampler.obtain_samples(0)
+    os.kill(sampler.workers[0].pid, signal.SIGKILL)
+    t0 = time.monotonic()
+    with pytest.raises(
+        SamplerWorkerError, match=r"worker 0 \(env ranks \[0, 1\]\) stopped unexpectedly with signal SIGKILL"
+    ):
+        sampler.obtain_samples(1)
+    assert time.monotonic() - t0 < 5
+
+
+class FailingA2C(A2C):
+    """A2C whose update raises ``error`` at iteration 2, as a bug in an algorithm would."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__()
+        self.error = error
+
+    def optimize_agent(self, itr, samples):
+        if itr == 2:
+            raise self.error
+        return super().optimize_agent(itr, samples)
+
+
+@pytest.mark.parametrize("error", [ValueError("bug in the algorithm"), KeyboardInterrupt()])
+def test_error_in_the_master_between_batches_stops_every_worker(error, leak_check):
+    sampler = cpu_sampler(T=10, B=4)
+    runner = MinibatchRl(
+        algo=FailingA2C(error), agent=CategoricalPgAgent(), sampler=sampler, n_steps=400, affinity=workers(2), seed=1
+    )
+    with pytest.raises(type(error)):
+        runner.train()
+    leak_check.assert_clean()
+
+
+@pytest.mark.parametrize("presses", [1, 2])
+def test_ctrl_c_while_workers_sample_stops_them_within_5s(presses, leak_check):
+    """The second press lands while the sampler waits for its busy workers to quit."""
+    sampler = cpu_sampler(EnvCls=FaultyCartPole, env_kwargs=dict(step_sleep=0.01), T=300, B=4)
+    start(sampler)
+    timers = [threading.Timer(0.3 + 0.5 * i, signal.raise_signal, (signal.SIGINT,)) for i in range(presses)]
+    for timer in timers:
+        timer.start()
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        sampler.obtain_samples(0)  # a batch of about 6 s
+    assert time.monotonic() - t0 < 5
+    leak_check.assert_clean()  # the sampler stopped its workers before letting Ctrl-C through
+
+
+def test_workers_exit_on_their_own_when_the_master_is_killed():
+    script = textwrap.dedent(
+        """
+        import sys, time
+        from rlrun.agents.pg.categorical import CategoricalPgAgent
+        from rlrun.envs.gym import make
+        from rlrun.samplers.parallel.cpu.sampler import CpuSampler
+        sampler = CpuSampler(EnvCls=make, env_kwargs=dict(id="CartPole-v1"), batch_T=5, batch_B=2)
+        sampler.initialize(CategoricalPgAgent(), affinity=dict(workers_cpus=[[0], [0]], set_affinity=False), seed=0)
+        print(" ".join(str(w.pid) for w in sampler.workers), flush=True)
+        time.sleep(60)
+        """
+    )
+    root = str(Path(__file__).parents[3])
+    master = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=root)
+    )
+    try:
+        pids = [int(p) for p in master.stdout.readline().split()]
+        assert len(pids) == 2
+        master.kill()
+        master.wait(10)
+        deadline = time.monotonic() + 5
+        while any(psutil.pid_exists(p) for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        alive = [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+        assert not alive, f"workers {alive} outlived their master"
+    finally:
+        master.kill()
+        master.wait()
