@@ -214,7 +214,9 @@ def test_shutdown_is_idempotent():
 def test_float_box_spaces_flow_through_pendulum():
     from rlrun.agents.pg.mujoco import MujocoFfAgent
 
-    sampler = SerialSampler(EnvCls=make, env_kwargs=dict(id="Pendulum-v1"), batch_T=4, batch_B=2, max_decorrelation_steps=0)
+    sampler = SerialSampler(
+        EnvCls=make, env_kwargs=dict(id="Pendulum-v1"), batch_T=4, batch_B=2, max_decorrelation_steps=0
+    )
     agent = MujocoFfAgent()
     sampler.initialize(agent, seed=1, bootstrap_value=True)
     samples, _ = sampler.obtain_samples(0)
