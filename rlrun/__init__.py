@@ -22,6 +22,7 @@ _EXPORTS = {
     "Composite": "rlrun.spaces.composite",
     "TrajInfo": "rlrun.samplers.collections",
     "SerialSampler": "rlrun.samplers.serial.sampler",
+    "CpuSampler": "rlrun.samplers.parallel.cpu.sampler",
     "CategoricalPgAgent": "rlrun.agents.pg.categorical",
     "GaussianPgAgent": "rlrun.agents.pg.gaussian",
     "AtariFfAgent": "rlrun.agents.pg.atari",
