@@ -8,10 +8,12 @@ feed-forward Atari A2C agent (``AtariFfAgent``) on the CPU with random weights. 
 - Gymnasium ``SyncVectorEnv`` / ``AsyncVectorEnv`` and SB3 ``DummyVecEnv`` / ``SubprocVecEnv``
   (start methods fork and SB3's default forkserver), stepping the same 16 ``AtariEnv`` through a small
   ``gymnasium.Env`` adapter, with the same policy network acting on the whole batch in this process;
-- the ceiling for ``--workers`` cores: ``workers / (env step time + agent time per env step)``, both
-  measured in every round in CPU time of this process (one ``AtariEnv.step``; one ``agent.step`` on
-  16 observations, divided by 16). CPU time keeps other processes out of it; measuring per round
-  follows this VM's speed, which drifts (the agent's time per step varied up to 1.8x between runs).
+- the ceiling for ``--workers`` cores: ``workers / (env step time + agent time per env step)``,
+  measured in every round in CPU time of this process, in a loop that steps 16 AtariEnvs and then
+  calls ``agent.step`` on their 16 observations (its time divided by 16). CPU time keeps other
+  processes out of it; per round it follows this VM's speed, which drifts; and between env steps the
+  agent pays the cache misses a sampler pays (see ``StepCosts``). The same with 8 envs, what each of
+  2 CpuSampler workers runs, is printed beside it.
 
 Torch in this process runs one thread (``torch.set_num_threads(1)``), as each sampler worker does: the
 agent then never competes with env processes for cores, and the ceiling charges each core the
@@ -22,10 +24,11 @@ Every method is started and warmed up, then timed in ``--repeats`` rounds: each 
 ``--seconds`` of wall-clock time per round, in turn (the idle ones block and use no CPU). The table
 shows the median and the range. A ratio to another method is the median over rounds of the ratio
 within a round, so slow drifts of the machine's load cancel. Column "ours" is the cores the method
-used (this process and its children), "other" the cores other processes kept busy meanwhile
-(``psutil.cpu_times`` minus this process tree), "per core" the steps per CPU-second used (a rate that
-load disturbs less). With "other" well above 0 every rate is understated, and methods with 16 env
-processes take a larger share of a contended machine than a 2-worker sampler.
+used (this process and its children); "other" the cores that other processes, and the hypervisor's
+steal time, kept busy meanwhile (``psutil.cpu_times`` minus this process tree); "per core" the steps
+per CPU-second used, a rate that load disturbs less. With "other" well above 0 every rate is
+understated, and methods with 16 env processes take a larger share of a contended machine than a
+2-worker sampler.
 
 ``--check`` exits 1 when a target of the issue is missed: CpuSampler at >= 0.85 of the ceiling,
 >= 1.7x SerialSampler, >= 2x AsyncVectorEnv and >= 2x SubprocVecEnv (its faster start method).
@@ -137,7 +140,9 @@ def time_rate(advance: Callable[[], int], seconds: float, clock: Callable[[], fl
 def busy_cpu_seconds() -> tuple[float, float]:
     """CPU seconds used so far by the whole machine and by this process with its children."""
     machine = psutil.cpu_times()
-    busy = machine.user + machine.nice + machine.system + getattr(machine, "irq", 0) + getattr(machine, "softirq", 0)
+    # steal: time the hypervisor gave this VM's CPUs to others, a disturbance like any other process
+    busy = machine.user + machine.nice + machine.system
+    busy += sum(getattr(machine, field, 0.0) for field in ("irq", "softirq", "steal"))
     ours = 0.0
     me = psutil.Process()
     for process in [me, *me.children(recursive=True)]:
@@ -163,40 +168,41 @@ def timed_with_other_load(advance: Callable[[], int], seconds: float) -> tuple[f
 # ------------------------------------------------------------------------------------- the ceiling
 
 
-def env_stepper(game: str) -> Callable[[], int]:
-    """Steps one AtariEnv with random actions (resetting at episode ends); returns the steps made."""
-    env = AtariEnv(game=game)
-    env.seed(0)
-    env.reset()
-    actions = np.random.default_rng(0).integers(0, env.action_space.n, size=4096).tolist()
-    position = 0
+class StepCosts:
+    """CPU seconds per env step of env stepping and of the agent, measured the way a sampler works:
+    ``batch_B`` AtariEnvs each take a step, then ``agent.step`` acts on their ``batch_B`` observations.
 
-    def advance() -> int:
-        nonlocal position
-        for _ in range(256):
-            if env.step(actions[position % 4096]).done:
-                env.reset()
-            position += 1
-        return 256
+    Timing the agent in a tight loop of its own would keep the model's 7 MB of weights in cache and,
+    on this VM, read from 0.16 to 0.31 ms per step from run to run; between env steps it pays what a
+    sampler pays.
+    """
 
-    return advance
+    def __init__(self, game: str, batch_B: int) -> None:
+        self.envs = [AtariEnv(game=game) for _ in range(batch_B)]
+        for seed, env in enumerate(self.envs):
+            env.seed(seed)
+        self.observation = np.stack([env.reset() for env in self.envs])
+        self.agent = new_agent(game)
+        self.rng = np.random.default_rng(0)
+        self.prev_action, self.prev_reward = torch.zeros(batch_B, dtype=torch.long), torch.zeros(batch_B)
 
-
-def agent_stepper(game: str, batch_B: int) -> Callable[[], int]:
-    """Calls ``agent.step`` on ``batch_B`` real observations; returns the observations served."""
-    agent = new_agent(game)
-    env = AtariEnv(game=game)
-    env.seed(0)
-    observation = torch.from_numpy(np.stack([env.reset() for _ in range(batch_B)]))
-    env.close()
-    prev_action, prev_reward = torch.zeros(batch_B, dtype=torch.long), torch.zeros(batch_B)
-
-    def advance() -> int:
-        for _ in range(8):
-            agent.step(observation, prev_action, prev_reward)
-        return 8 * batch_B
-
-    return advance
+    def __call__(self, seconds: float) -> tuple[float, float]:
+        """Run for ``seconds`` of CPU time; ``(env, agent)`` CPU seconds per env step."""
+        env_s = agent_s = 0.0
+        steps = 0
+        n_actions = self.envs[0].action_space.n
+        observation = torch.from_numpy(self.observation)
+        start = CPU_CLOCK()
+        while CPU_CLOCK() - start < seconds:
+            t0 = CPU_CLOCK()
+            self.agent.step(observation, self.prev_action, self.prev_reward)
+            t1 = CPU_CLOCK()
+            for b, action in enumerate(self.rng.integers(0, n_actions, size=len(self.envs)).tolist()):
+                o, _r, done, _info = self.envs[b].step(action)
+                self.observation[b] = self.envs[b].reset() if done else o
+            t2 = CPU_CLOCK()
+            agent_s, env_s, steps = agent_s + t1 - t0, env_s + t2 - t1, steps + len(self.envs)
+        return env_s / steps, agent_s / steps
 
 
 # ------------------------------------------------------------------------------------------ methods
@@ -286,25 +292,28 @@ def start(method: str, args: argparse.Namespace):
 
 
 def measure_in_rounds(
-    steppers: dict, probes: dict[str, Callable[[], int]], args: argparse.Namespace
-) -> tuple[dict[str, list[tuple[float, float, float]]], dict[str, list[float]]]:
+    steppers: dict, probes: dict[str, StepCosts], args: argparse.Namespace
+) -> tuple[dict[str, list[tuple[float, float, float]]], dict[str, list[tuple[float, float]]]]:
     """Each round times every method once, in turn, and the ceiling's costs, so a change in the machine's
     speed hits a round's numbers alike. Returns ``(steps/s, cores busy elsewhere, cores used here)`` per
-    method and round, and CPU seconds per env step of each probe per round."""
-    for advance in [*(a for a, _close in steppers.values()), *probes.values()]:
+    method and round, and ``(env, agent)`` CPU seconds per env step of each probe per round."""
+    for advance, _close in steppers.values():
         time_rate(advance, args.warmup)
+    for probe in probes.values():
+        probe(args.warmup / 2)
     samples: dict[str, list[tuple[float, float, float]]] = {m: [] for m in steppers}
-    costs: dict[str, list[float]] = {name: [] for name in probes}
+    costs: dict[str, list[tuple[float, float]]] = {name: [] for name in probes}
     for i in range(args.repeats):
-        for name, advance in probes.items():
-            costs[name].append(1.0 / time_rate(advance, args.seconds / 4, CPU_CLOCK))
+        for name, probe in probes.items():
+            costs[name].append(probe(args.seconds / 2))
         for method, (advance, _close) in steppers.items():
             samples[method].append(timed_with_other_load(advance, args.seconds))
         rates = ", ".join(f"{m} {samples[m][-1][0]:,.0f}" for m in steppers)
         others = max((samples[m][-1][1] for m in steppers), default=0.0)
+        env_s, agent_s = costs["batch"][-1]
         print(
-            f"  round {i + 1}: {rates}; env {costs['env'][-1] * 1e3:.3f} ms, agent {costs['agent'][-1] * 1e3:.3f} ms "
-            f"per step (other processes: up to {others:.2f} cores)",
+            f"  round {i + 1}: {rates}; env {env_s * 1e3:.3f} ms, agent {agent_s * 1e3:.3f} ms per step "
+            f"(other processes: up to {others:.2f} cores)",
             flush=True,
         )
     return samples, costs
@@ -350,11 +359,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{'/'.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
     worker_B = -(-args.batch_B // args.workers)
-    probes = {
-        "env": env_stepper(args.game),
-        "agent": agent_stepper(args.game, args.batch_B),
-        "worker_agent": agent_stepper(args.game, worker_B),
-    }
+    probes = {"batch": StepCosts(args.game, args.batch_B), "worker": StepCosts(args.game, worker_B)}
     steppers, skipped = {}, {}
     try:
         for method in methods:
@@ -369,17 +374,18 @@ def main(argv: list[str] | None = None) -> int:
             close()
 
     results = {m: statistics.median(rate for rate, _, _ in samples[m]) for m in samples}
-    ceilings = [args.workers / (e + a) for e, a in zip(costs["env"], costs["agent"])]
+    ceilings = [args.workers / (env_s + agent_s) for env_s, agent_s in costs["batch"]]
     ceiling = statistics.median(ceilings)
-    env_s, agent_s, worker_agent_s = (statistics.median(costs[k]) for k in ("env", "agent", "worker_agent"))
+    env_s, agent_s = (statistics.median(c[k] for c in costs["batch"]) for k in (0, 1))
+    worker_env_s, worker_agent_s = (statistics.median(c[k] for c in costs["worker"]) for k in (0, 1))
     print(
         f"\nceiling: env step {env_s * 1e3:.3f} ms + agent {agent_s * 1e3:.3f} ms per env step (batch of "
-        f"{args.batch_B}), CPU time, medians over rounds -> {args.workers} cores {ceiling:,.0f} steps/s "
+        f"{args.batch_B}; CPU time, medians over rounds) -> {args.workers} cores {ceiling:,.0f} steps/s "
         f"(rounds {min(ceilings):,.0f}-{max(ceilings):,.0f})"
     )
     print(
-        f"(each CpuSampler worker runs the agent on {worker_B} observations: {worker_agent_s * 1e3:.3f} ms per env "
-        f"step, which puts the workers' own ceiling at {args.workers / (env_s + worker_agent_s):,.0f} steps/s)"
+        f"(with {worker_B} envs and observations per worker, as CpuSampler splits them: env {worker_env_s * 1e3:.3f} "
+        f"ms + agent {worker_agent_s * 1e3:.3f} ms -> {args.workers / (worker_env_s + worker_agent_s):,.0f} steps/s)"
     )
     print(f"\n{'method':<32} {'steps/s':>10} {'range':>15} {'ours':>6} {'other':>6} {'per core':>9} {'/ Serial':>9}")
     for method in methods:
