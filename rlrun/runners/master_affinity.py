@@ -8,6 +8,7 @@ from typing import Any
 import psutil
 import torch
 
+from rlrun.utils.launching.pinning import pin_to_cpus
 from rlrun.utils.logging import logger
 
 __all__ = ["check_affinity", "apply_master_affinity"]
@@ -38,15 +39,8 @@ def apply_master_affinity(affinity: Mapping[str, Any]) -> Callable[[], None]:
     previous_threads = torch.get_num_threads()
 
     master_cpus = affinity.get("master_cpus")
-    if master_cpus is not None and affinity.get("set_affinity", True) and has_cpu_affinity:
-        cpus = [int(c) for c in master_cpus]
-        try:
-            process.cpu_affinity(cpus)
-        except (ValueError, OSError) as e:
-            raise ValueError(
-                f"affinity['master_cpus']={cpus} cannot be applied ({e}); this process may use CPUs "
-                f"{previous_cpus}. Choose master_cpus among those, or set affinity['set_affinity']=False."
-            ) from e
+    if master_cpus is not None and affinity.get("set_affinity", True):
+        pin_to_cpus(master_cpus, "affinity['master_cpus'] names CPUs")
     threads = affinity.get("master_torch_threads")
     if threads is not None:
         if int(threads) < 1:

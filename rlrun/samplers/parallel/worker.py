@@ -11,11 +11,11 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
-import psutil
 import torch
 
 from rlrun.samplers.parallel.sync import ParentWatch
 from rlrun.utils.collections import AttrDict
+from rlrun.utils.launching.pinning import pin_to_cpus
 from rlrun.utils.seed import set_seed
 
 __all__ = ["initialize_worker", "sampling_process"]
@@ -37,21 +37,9 @@ def initialize_worker(
     compatibility and unused.
     """
     cpus = [cpu] if isinstance(cpu, int) else (None if cpu is None else [int(c) for c in cpu])
-    process = psutil.Process()
-    if not hasattr(process, "cpu_affinity"):  # macOS
-        affinity = "unavailable on this OS"
-        if cpus is not None:
-            _log.warning("Sampler worker %d: this OS does not let processes be pinned; running on any CPU.", rank)
-    else:
-        if cpus is not None:
-            try:
-                process.cpu_affinity(cpus)
-            except (ValueError, OSError) as e:
-                raise ValueError(
-                    f"affinity['workers_cpus'] gives sampler worker {rank} CPUs {cpus}, which this process cannot "
-                    f"use ({e}). Choose among {process.cpu_affinity()}, or set affinity['set_affinity']=False."
-                ) from e
-        affinity = process.cpu_affinity()
+    affinity = pin_to_cpus(cpus, f"affinity['workers_cpus'] gives sampler worker {rank} CPUs")
+    if affinity is None and cpus is not None:
+        _log.warning("Sampler worker %d: this OS does not let processes be pinned; running on any CPU.", rank)
     if torch_threads is None:
         torch_threads = len(cpus) if cpus is not None else 1
     torch.set_num_threads(int(torch_threads))
