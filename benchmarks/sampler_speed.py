@@ -12,8 +12,10 @@ feed-forward Atari A2C agent (``AtariFfAgent``) on the CPU with random weights. 
   measured in every round in CPU time of this process, in a loop that steps 16 AtariEnvs and then
   calls ``agent.step`` on their 16 observations (its time divided by 16). CPU time keeps other
   processes out of it; per round it follows this VM's speed, which drifts; and between env steps the
-  agent pays the cache misses a sampler pays (see ``StepCosts``). The same with 8 envs, what each of
-  2 CpuSampler workers runs, is printed beside it.
+  agent pays the cache misses a sampler pays (see ``StepCosts``). The same loop with 8 envs, what each
+  of 2 CpuSampler workers runs, gives the split-batch ceiling: the most that any sampler running the
+  agent inside its workers can reach, since each agent call then reads the same weights for half the
+  observations. CpuSampler's ratio to it is the share of the cores its own machinery leaves to work.
 
 Torch in this process runs one thread (``torch.set_num_threads(1)``), as each sampler worker does: the
 agent then never competes with env processes for cores, and the ceiling charges each core the
@@ -429,6 +431,16 @@ def main(argv: list[str] | None = None) -> int:
             misses,
         )
     )
+    if "cpu" in samples:
+        # Where the gap to the ceiling lies: splitting the batch makes each agent call smaller (the same
+        # weights are read for half the observations), and the rest is the sampler's own cost.
+        split = [args.workers / (e + a) for e, a in costs["worker"]]
+        print("\nWhere the gap lies (no target):")
+        print(
+            f"  {'split-batch ceiling / ceiling':<42} {statistics.median(s / c for s, c in zip(split, ceilings)):6.2f}"
+        )
+        cpu_to_split = statistics.median(r / s for (r, _, _), s in zip(samples["cpu"], split))
+        print(f"  {'CpuSampler / split-batch ceiling':<42} {cpu_to_split:6.2f}")
     print(
         f"\ntotal {time.perf_counter() - started:.0f} s; load average now "
         f"{'/'.join(f'{x:.2f}' for x in os.getloadavg())}"

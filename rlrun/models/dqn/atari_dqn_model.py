@@ -53,6 +53,7 @@ class AtariDqnModel(torch.nn.Module):
 
     def forward(self, observation: torch.Tensor, prev_action=None, prev_reward=None) -> torch.Tensor:
         lead_dim, T, B, image_shape = infer_leading_dims(observation, 3)
-        image = observation.reshape(T * B, *image_shape).to(torch.float32) * (1 / 255)
+        # One new float tensor, scaled in place (copy=True leaves a float input untouched).
+        image = observation.reshape(T * B, *image_shape).to(torch.float32, copy=True).mul_(1 / 255)
         q = self.head(self.conv(image).reshape(T * B, -1))
         return restore_leading_dims(q, lead_dim, T, B)

@@ -47,7 +47,8 @@ class AtariFfModel(torch.nn.Module):
 
     def forward(self, image: torch.Tensor, prev_action=None, prev_reward=None) -> tuple[torch.Tensor, torch.Tensor]:
         lead_dim, T, B, image_shape = infer_leading_dims(image, 3)
-        x = image.reshape(T * B, *image_shape).to(torch.float32) * (1 / 255)
+        # One new float tensor, scaled in place: the sampler pays this every step, on cold memory.
+        x = image.reshape(T * B, *image_shape).to(torch.float32, copy=True).mul_(1 / 255)
         features = self.conv(x)
         pi = F.softmax(self.pi(features), dim=-1)
         v = self.value(features).squeeze(-1)
