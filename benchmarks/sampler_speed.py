@@ -3,8 +3,9 @@
 The config is example_3's: Pong through rlrun's ``AtariEnv``, ``batch_B=16`` envs, ``batch_T=5``, the
 feed-forward Atari A2C agent (``AtariFfAgent``) on the CPU with random weights. Measured:
 
-- rlrun ``SerialSampler`` and ``CpuSampler`` (``--workers`` workers, default 2; nothing pinned unless
-  ``--pin``), each collecting batches as a runner would;
+- rlrun ``SerialSampler`` and ``CpuSampler`` (``--workers`` workers, default 2, with the affinity it
+  gets from ``affinity=None``), each collecting batches as a runner would; ``cpu_pinned`` and
+  ``cpu_unpinned`` (not run by default) compare the two ways of placing the workers;
 - Gymnasium ``SyncVectorEnv`` / ``AsyncVectorEnv`` and SB3 ``DummyVecEnv`` / ``SubprocVecEnv``
   (start methods fork and SB3's default forkserver), stepping the same 16 ``AtariEnv`` through a small
   ``gymnasium.Env`` adapter, with the same policy network acting on the whole batch in this process;
@@ -62,10 +63,23 @@ from rlrun.utils.launching.affinity import default_affinity, make_affinity
 
 CPU_CLOCK = time.process_time  # the ceiling's costs: CPU seconds of this process, so other load does not inflate them
 CPU_SAMPLER_MODULE = "rlrun.samplers.parallel.cpu.sampler"
-METHODS = ["serial", "cpu", "gym_sync", "gym_async", "sb3_dummy", "sb3_subproc_fork", "sb3_subproc_forkserver"]
+METHODS = [
+    "serial",
+    "cpu",
+    "cpu_pinned",
+    "cpu_unpinned",
+    "gym_sync",
+    "gym_async",
+    "sb3_dummy",
+    "sb3_subproc_fork",
+    "sb3_subproc_forkserver",
+]
+DEFAULT_METHODS = [m for m in METHODS if m not in ("cpu_pinned", "cpu_unpinned")]
 LABELS = {
     "serial": "rlrun SerialSampler",
     "cpu": "rlrun CpuSampler",
+    "cpu_pinned": "rlrun CpuSampler, workers pinned",
+    "cpu_unpinned": "rlrun CpuSampler, not pinned",
     "gym_sync": "Gymnasium SyncVectorEnv",
     "gym_async": "Gymnasium AsyncVectorEnv",
     "sb3_dummy": "SB3 DummyVecEnv",
@@ -228,10 +242,11 @@ def sampler_stepper(method: str, args: argparse.Namespace):
     else:
         from rlrun.samplers.parallel.cpu.sampler import CpuSampler
 
-        if args.pin:
+        affinity = default_affinity(args.workers)  # what affinity=None gives, with --workers workers
+        if method == "cpu_pinned":
             affinity = make_affinity(n_gpu=0, n_cpu_core=args.workers, cpu_per_run=args.workers)
-        else:
-            affinity = default_affinity(args.workers)
+        elif method == "cpu_unpinned":
+            affinity = dict(affinity, set_affinity=False)
         sampler = CpuSampler(**kwargs)
         sampler.initialize(agent, affinity=affinity, seed=0)
     itr = 0
@@ -285,11 +300,11 @@ def vector_stepper(method: str, args: argparse.Namespace):
 
 def start(method: str, args: argparse.Namespace):
     """``(advance, close)`` of ``method``, or a string saying why it is skipped."""
-    if method == "cpu" and importlib.util.find_spec(CPU_SAMPLER_MODULE) is None:
+    if method.startswith("cpu") and importlib.util.find_spec(CPU_SAMPLER_MODULE) is None:
         return f"skipped: {CPU_SAMPLER_MODULE} does not exist yet"
     if method.startswith("sb3") and importlib.util.find_spec("stable_baselines3") is None:
         return "skipped: stable-baselines3 is not installed (pip install stable-baselines3)"
-    make = sampler_stepper if method in ("serial", "cpu") else vector_stepper
+    make = sampler_stepper if method == "serial" or method.startswith("cpu") else vector_stepper
     return make(method, args)
 
 
@@ -344,8 +359,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=2.0, help="wall-clock seconds of a method per round")
     parser.add_argument("--repeats", type=int, default=5, help="rounds")
     parser.add_argument("--warmup", type=float, default=1.0, help="seconds each method runs before the rounds")
-    parser.add_argument("--pin", action="store_true", help="pin CpuSampler workers to cores 0..workers-1")
-    parser.add_argument("--only", default=",".join(METHODS), help=f"comma-separated subset of {METHODS}")
+    parser.add_argument("--only", default=",".join(DEFAULT_METHODS), help=f"comma-separated subset of {METHODS}")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args(argv)
     methods = [m for m in args.only.split(",") if m]
