@@ -18,7 +18,7 @@ from rlrun.utils.collections import AttrDict
 from rlrun.utils.launching.pinning import pin_to_cpus
 from rlrun.utils.seed import set_seed
 
-__all__ = ["initialize_worker", "sampling_process"]
+__all__ = ["initialize_worker", "sampling_process", "CollectedTrajInfos"]
 
 _log = logging.getLogger(__name__)
 
@@ -48,6 +48,29 @@ def initialize_worker(
     _log.debug(
         "Sampler worker %d: CPU affinity %s, torch threads %d, seed %s.", rank, affinity, torch.get_num_threads(), seed
     )
+
+
+class CollectedTrajInfos:
+    """The ``traj_infos_queue`` a worker gives its eval collector: ``put`` keeps each TrajInfo in a list.
+
+    rlpyt's eval collectors put finished trajectories on a multiprocessing queue. Here they reach the
+    master with the worker's arrival at ``barrier_out`` instead, so no queue, feeder thread or
+    semaphore is needed, and a custom collector written for rlpyt still works unchanged.
+    """
+
+    def __init__(self) -> None:
+        self._items: list = []
+
+    def put(self, item, block: bool = True, timeout: float | None = None) -> None:
+        self._items.append(item)
+
+    def put_nowait(self, item) -> None:
+        self._items.append(item)
+
+    def take(self) -> list:
+        """Everything put since the last call, in order."""
+        items, self._items = self._items, []
+        return items
 
 
 def _exit_on_sigterm(signum, frame) -> None:
@@ -90,6 +113,7 @@ def sampling_process(common_kwargs: dict[str, Any], worker_kwargs: dict[str, Any
             traj_info_kwargs=c.traj_info_kwargs,
         )
         eval_collector = None
+        eval_queue = CollectedTrajInfos()
         if c.eval_n_envs > 0:
             eval_envs = [c.EnvCls(**c.eval_env_kwargs) for _ in w.eval_env_ranks]
             for env, env_rank in zip(eval_envs, w.eval_env_ranks):
@@ -98,7 +122,7 @@ def sampling_process(common_kwargs: dict[str, Any], worker_kwargs: dict[str, Any
                 rank=w.rank,
                 envs=eval_envs,
                 TrajInfoCls=c.TrajInfoCls,
-                traj_infos_queue=None,  # they travel with this worker's arrival at barrier_out
+                traj_infos_queue=eval_queue,  # emptied into this worker's arrival at barrier_out
                 max_T=c.eval_max_T,
                 agent=agent,
                 sync=w.sync,
@@ -116,8 +140,10 @@ def sampling_process(common_kwargs: dict[str, Any], worker_kwargs: dict[str, Any
                 break
             itr = ctrl.itr.value
             if ctrl.do_eval.value:
-                completed = eval_collector.collect_evaluation(itr)
-                ctrl.n_unfinished[w.rank] = eval_collector.n_unfinished
+                returned = eval_collector.collect_evaluation(itr)
+                # rlpyt's eval collectors put their TrajInfos on the queue; rlrun's also return them.
+                completed = eval_queue.take() or list(returned or [])
+                ctrl.n_unfinished[w.rank] = getattr(eval_collector, "n_unfinished", 0)
             else:
                 agent.sample_mode(itr)
                 collector.reset_if_needed(agent_inputs)

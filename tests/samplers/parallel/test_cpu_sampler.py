@@ -10,7 +10,7 @@ import torch
 from parallel_helpers import CARTPOLE, cpu_sampler, start
 
 from rlrun.envs.gym import make
-from rlrun.samplers.parallel.cpu.collectors import CpuWaitResetCollector
+from rlrun.samplers.parallel.cpu.collectors import CpuEvalCollector, CpuWaitResetCollector
 from rlrun.utils.buffer import buffer_method
 
 pytestmark = pytest.mark.timeout(60)
@@ -79,6 +79,26 @@ def test_evaluation_runs_each_eval_envs_quota_of_whole_episodes(leak_check):
     assert len(infos) == 6
     assert all(info.Length == info.Return > 0 for info in infos)
     assert samples.env.observation.shape == (20, 4, 4)
+
+
+class QueueOnlyEvalCollector(CpuEvalCollector):
+    """An eval collector written for rlpyt: it puts finished TrajInfos on ``traj_infos_queue``, returns nothing."""
+
+    def collect_evaluation(self, itr):
+        super().collect_evaluation(itr)  # puts each finished TrajInfo on self.traj_infos_queue
+        return None
+
+
+@pytest.mark.parametrize("eval_collector", [CpuEvalCollector, QueueOnlyEvalCollector])
+def test_evaluation_gets_trajectories_that_collectors_return_or_put_on_the_queue_once_each(leak_check, eval_collector):
+    sampler = cpu_sampler(
+        B=4, eval_n_envs=4, eval_max_steps=20_000, eval_max_trajectories=6, eval_CollectorCls=eval_collector
+    )
+    start(sampler)
+    first, second = sampler.evaluate_agent(0), sampler.evaluate_agent(1)
+    sampler.shutdown()
+    assert len(first) == len(second) == 6
+    assert len({id(info) for info in first}) == 6
 
 
 def test_evaluation_warns_about_episodes_cut_by_eval_max_steps(leak_check, caplog):
