@@ -1,9 +1,11 @@
-"""Each bundled example runs end to end for a few iterations as a real script."""
+"""Each bundled example runs end to end for a few iterations as a real script, and so does the sampler
+benchmark, with tiny settings (it measures nothing here)."""
 
 from __future__ import annotations
 
 import glob
 import os
+import re
 import subprocess
 import sys
 
@@ -12,10 +14,10 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run_example(name: str, args: list[str], cwd) -> subprocess.CompletedProcess:
+def run_example(name: str, args: list[str], cwd, folder: str = "examples") -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1")
     return subprocess.run(
-        [sys.executable, os.path.join(ROOT, "examples", name), *args],
+        [sys.executable, os.path.join(ROOT, folder, name), *args],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -55,3 +57,25 @@ def test_example_3_a2c_atari_serial_runs(tmp_path):
     result = run_example("example_3.py", ["--n_steps", "320", "--log_interval_steps", "160"], tmp_path)
     check(result)
     assert glob.glob(str(tmp_path / "data" / "local" / "*" / "example_3" / "run_0" / "progress.csv"))
+
+
+@pytest.mark.timeout(180)
+def test_sampler_speed_benchmark_prints_rates_ceilings_and_ratios_and_check_fails_on_misses(tmp_path):
+    tiny = ["--seconds", "0.3", "--repeats", "1", "--warmup", "0.1", "--decorrelation-steps", "0"]
+    tiny += ["--batch-B", "4", "--batch-T", "2", "--only", "serial,cpu,cpu_pinned,gym_async"]
+    result = run_example("sampler_speed.py", [*tiny, "--check"], tmp_path, folder="benchmarks")
+    out = result.stdout
+    for label in ("rlrun SerialSampler", "rlrun CpuSampler ", "workers pinned", "Gymnasium AsyncVectorEnv"):
+        assert re.search(rf"{label}.*\d", out), f"no rate for {label!r}:\n{out}\n{result.stderr[-2000:]}"
+    assert re.search(r"ceiling \(2 cores\)\s+[\d,]+", out), out
+    for ratio in ("CpuSampler / ceiling", "CpuSampler / SerialSampler", "CpuSampler / split-batch ceiling"):
+        assert re.search(rf"{re.escape(ratio)}\s+\d+\.\d\d", out), f"no value for {ratio!r}:\n{out}"
+    # SubprocVecEnv was not run, so its ratio is missing and --check must fail.
+    assert "CpuSampler / SubprocVecEnv (faster method)    n/a" in out
+    assert result.returncode == 1 and "FAIL: missed" in out
+
+
+def test_sampler_speed_benchmark_rejects_an_unknown_method(tmp_path):
+    result = run_example("sampler_speed.py", ["--only", "serial,threads"], tmp_path, folder="benchmarks")
+    assert result.returncode == 2
+    assert "unknown --only method(s) ['threads']" in result.stderr
