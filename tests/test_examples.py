@@ -79,3 +79,14 @@ def test_sampler_speed_benchmark_rejects_an_unknown_method(tmp_path):
     result = run_example("sampler_speed.py", ["--only", "serial,threads"], tmp_path, folder="benchmarks")
     assert result.returncode == 2
     assert "unknown --only method(s) ['threads']" in result.stderr
+
+
+def test_sampler_round_trip_benchmark_times_every_worker_and_the_master(tmp_path):
+    args = ["--batch-B", "4", "--batch-T", "2", "--batches", "8", "--skip", "2"]
+    result = run_example("sampler_round_trip.py", args, tmp_path, folder="benchmarks")
+    check(result)
+    out = result.stdout
+    assert re.search(r"period between rounds\s+\d+\.\d\d ms\s+\([\d,]+ steps/s\)", out), out
+    for rank in (0, 1):
+        assert re.search(rf"worker {rank}: wakes\s+\d+ us after the open, works\s+\d+\.\d\d ms", out), out
+    assert re.search(r"master wakes\s+\d+ us after the last arrival", out), out
