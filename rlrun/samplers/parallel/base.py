@@ -12,7 +12,7 @@ import ctypes
 import logging
 import pickle
 import sys
-import weakref
+from multiprocessing.util import Finalize
 from typing import Any
 
 import torch.multiprocessing as torch_mp  # its context pickles shared tensors by handle, for spawn
@@ -40,6 +40,7 @@ __all__ = ["ParallelSamplerBase", "SamplerWorkerError", "resolve_start_method"]
 _log = logging.getLogger(__name__)
 
 START_METHODS = ("fork", "spawn", "forkserver")
+EXIT_PRIORITY = 10  # multiprocessing runs finalizers with a priority >= 0 before it joins children at exit
 
 
 def resolve_start_method(start_method: str | None) -> str:
@@ -70,7 +71,7 @@ class ParallelSamplerBase(BaseSampler):
         self.ctrl: AttrDict | None = None
         self.sync: AttrDict | None = None
         self._monitor: WorkerMonitor | None = None
-        self._finalizer: weakref.finalize | None = None
+        self._finalizer: Finalize | None = None
 
     # ---- API ----
 
@@ -90,7 +91,7 @@ class ParallelSamplerBase(BaseSampler):
         Returns once every worker has built and decorrelated its envs. ``affinity`` gives the
         workers (``workers_cpus``: one entry per worker) or None for one unpinned worker per usable CPU.
         """
-        if self._finalizer is not None and self._finalizer.alive:
+        if self._finalizer is not None and self._finalizer.still_active():
             raise RuntimeError(f"{type(self).__name__} is already running; call shutdown() before initializing again.")
         affinity = affinity_for_sampler(affinity)
         n_envs_list = self._get_n_envs_list(affinity=affinity)
@@ -123,8 +124,18 @@ class ParallelSamplerBase(BaseSampler):
         common_kwargs = self._assemble_common_kwargs(affinity, global_B, seed, traj_info_kwargs)
         workers_kwargs = self._assemble_workers_kwargs(affinity, seed, n_envs_list)
         self.workers = []
-        self._monitor = WorkerMonitor(self.workers, [w["env_ranks"] for w in workers_kwargs], self.ctrl.errors)
-        self._finalizer = weakref.finalize(self, stop_workers, self.workers, self.ctrl, self.sync)
+        self._monitor = WorkerMonitor(
+            self.workers,
+            [w["env_ranks"] for w in workers_kwargs],
+            self.ctrl.errors,
+            eval_env_ranks=[w["eval_env_ranks"] for w in workers_kwargs],
+        )
+        # Stops the workers when the sampler is collected or at interpreter exit. multiprocessing's
+        # Finalize with an exit priority runs before multiprocessing joins its children at exit; a
+        # weakref.finalize made later than some other one would run after that join, which never ends.
+        self._finalizer = Finalize(
+            self, stop_workers, args=(self.workers, self.ctrl, self.sync), exitpriority=EXIT_PRIORITY
+        )
         try:
             for w_kwargs in workers_kwargs:
                 # Made just before its process starts, so workers forked later do not hold this one's ends.
@@ -139,7 +150,7 @@ class ParallelSamplerBase(BaseSampler):
                 finally:
                     link.close()  # the worker's ends belong to the worker alone
                 self.workers.append(process)
-            self._wait_for_workers()  # every worker built its envs and decorrelated them
+            self.ctrl.barrier_out.wait(self._monitor)  # every worker built its envs and decorrelated them
         except BaseException:
             self.shutdown()
             raise
@@ -154,25 +165,14 @@ class ParallelSamplerBase(BaseSampler):
 
     def obtain_samples(self, itr: int):
         """One batch from all workers; returns ``(samples, completed_traj_infos)``, samples as torch views."""
-        ctrl = self._running_ctrl()
-        ctrl.itr.value = itr
-        ctrl.barrier_in.open()
-        return self.samples_pyt, self._wait_for_workers()
+        return self.samples_pyt, self._run_round(itr, evaluation=False)
 
     def evaluate_agent(self, itr: int):
         """Run the evaluation episodes in the workers; returns their TrajInfos."""
         if self.eval_n_envs <= 0:
             raise RuntimeError("evaluate_agent needs eval_n_envs > 0 in the sampler.")
-        ctrl = self._running_ctrl()
-        ctrl.itr.value = itr
-        ctrl.do_eval.value = True
-        self.sync.stop_eval.value = False
-        ctrl.barrier_in.open()
-        try:
-            traj_infos = self._wait_for_workers()
-        finally:
-            ctrl.do_eval.value = False
-        n_unfinished = sum(ctrl.n_unfinished)
+        traj_infos = self._run_round(itr, evaluation=True)
+        n_unfinished = sum(self._running_ctrl().n_unfinished)
         if n_unfinished:
             _log.warning(
                 "Evaluation at itr %d: %d episode(s) were still running at eval_max_steps=%d and are not counted; "
@@ -325,13 +325,24 @@ class ParallelSamplerBase(BaseSampler):
                 "module, or use start_method='fork'."
             ) from e
 
-    def _wait_for_workers(self) -> list:
-        """Wait at barrier_out and return the trajectory infos the workers finished, in worker order.
+    def _run_round(self, itr: int, evaluation: bool) -> list:
+        """Open one round (a batch, or an evaluation) and return the TrajInfos the workers finished, in
+        worker order.
 
-        On a worker failure (or Ctrl-C) shut everything down first, then let the error propagate.
+        Anything that goes wrong between the first flag written and the last arrival (a failed worker,
+        Ctrl-C) shuts everything down before it propagates: a round opened but not waited for would
+        leave master and workers a round apart, the master reading the batch while workers write it.
         """
+        ctrl, monitor = self._running_ctrl(), self._monitor
         try:
-            payloads = self.ctrl.barrier_out.wait(self._monitor)
+            ctrl.itr.value = itr
+            if evaluation:
+                self.sync.stop_eval.value = False
+            ctrl.do_eval.value = evaluation
+            monitor.evaluating = evaluation
+            ctrl.barrier_in.open()
+            payloads = ctrl.barrier_out.wait(monitor)
+            ctrl.do_eval.value = monitor.evaluating = False
         except BaseException:
             self.shutdown()
             raise

@@ -28,7 +28,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from multiprocessing.connection import Connection, Pipe
 from multiprocessing.connection import wait as wait_for_ready
 from typing import Any
@@ -54,16 +54,21 @@ ERROR_TEXT_BYTES = 32_768  # per worker; longer tracebacks keep their start and 
 
 
 class SamplerWorkerError(RuntimeError):
-    """A sampler worker raised or died; ``rank``, ``env_ranks`` and ``detail`` (its traceback) say which and why."""
+    """A sampler worker raised or died; ``rank``, ``env_ranks`` and ``detail`` (its traceback) say which and why.
 
-    def __init__(self, rank: int, env_ranks: Sequence[int], detail: str) -> None:
+    ``evaluation`` is True when it happened in an evaluation round; ``env_ranks`` are then its eval envs.
+    """
+
+    def __init__(self, rank: int, env_ranks: Sequence[int], detail: str, evaluation: bool = False) -> None:
         self.rank = int(rank)
         self.env_ranks = [int(r) for r in env_ranks]
         self.detail = detail
-        super().__init__(f"Sampler worker {self.rank} (env ranks {self.env_ranks}) {detail}")
+        self.evaluation = bool(evaluation)  # env_ranks are then the worker's evaluation envs
+        which = "eval env ranks" if self.evaluation else "env ranks"
+        super().__init__(f"Sampler worker {self.rank} ({which} {self.env_ranks}) {detail}")
 
     def __reduce__(self):
-        return type(self), (self.rank, self.env_ranks, self.detail)
+        return type(self), (self.rank, self.env_ranks, self.detail, self.evaluation)
 
 
 class BarrierIn:
@@ -125,8 +130,9 @@ class BarrierOut:
                 else:
                     del waiting[conn]
             # A failing worker also arrives (to wake us at once), so look at the error slots every time;
-            # check the processes only when something other than a normal arrival woke us.
-            monitor.check(liveness=not all_arrived)
+            # check the processes only when something other than a normal arrival woke us, and only those
+            # still owing this round (one that arrived and then ended shows up at the next round).
+            monitor.check(liveness=not all_arrived, ranks=waiting.values())
             if time.monotonic() > next_warning:
                 next_warning += STALL_WARNING_S
                 _log.warning(
@@ -226,28 +232,47 @@ def describe_exitcode(code: int) -> str:
 
 
 class WorkerMonitor:
-    """Master side: turns a worker's reported error, or its death, into one :class:`SamplerWorkerError`."""
+    """Master side: turns a worker's reported error, or its death, into one :class:`SamplerWorkerError`.
 
-    def __init__(self, processes: list, env_ranks: Sequence[Sequence[int]], errors: WorkerErrors) -> None:
+    While :attr:`evaluating` is set (by the sampler, for an evaluation round), errors name the worker's
+    evaluation env ranks, which are the envs that were running.
+    """
+
+    def __init__(
+        self,
+        processes: list,
+        env_ranks: Sequence[Sequence[int]],
+        errors: WorkerErrors,
+        eval_env_ranks: Sequence[Sequence[int]] | None = None,
+    ) -> None:
         self.processes = processes  # the sampler's own list, filled as workers start
         self.env_ranks = [list(r) for r in env_ranks]
+        self.eval_env_ranks = [list(r) for r in eval_env_ranks] if eval_env_ranks is not None else None
         self.errors = errors
+        self.evaluating = False
+
+    def _error(self, rank: int, detail: str) -> SamplerWorkerError:
+        if self.evaluating and self.eval_env_ranks is not None:
+            return SamplerWorkerError(rank, self.eval_env_ranks[rank], detail, evaluation=True)
+        return SamplerWorkerError(rank, self.env_ranks[rank], detail)
 
     @property
     def sentinels(self) -> list[int]:
         """Handles that become ready when a worker process ends."""
         return [p.sentinel for p in self.processes]
 
-    def check(self, liveness: bool = True) -> None:
-        """Raise if a worker reported an error, or (with ``liveness``) if one is no longer running."""
+    def check(self, liveness: bool = True, ranks: Iterable[int] | None = None) -> None:
+        """Raise if a worker reported an error, or (with ``liveness``) if one of ``ranks`` (default: all)
+        is no longer running."""
         rank = self.errors.first()
         if rank is not None:
-            raise SamplerWorkerError(rank, self.env_ranks[rank], f"raised an error:\n{self.errors.get(rank)}")
+            raise self._error(rank, f"raised an error:\n{self.errors.get(rank)}")
         if not liveness:
             return
+        watched = set(range(len(self.processes)) if ranks is None else ranks)
         for rank, process in enumerate(self.processes):
             code = process.exitcode
-            if code is None:
+            if code is None or rank not in watched:
                 continue
             if code < 0:
                 why = (
@@ -259,9 +284,7 @@ class WorkerMonitor:
                     "It ended before reporting an error; its own output above may say why (under spawn or "
                     "forkserver, often an argument the child could not unpickle or import)."
                 )
-            raise SamplerWorkerError(
-                rank, self.env_ranks[rank], f"stopped unexpectedly with {describe_exitcode(code)}. {why}"
-            )
+            raise self._error(rank, f"stopped unexpectedly with {describe_exitcode(code)}. {why}")
 
 
 class ParentWatch:

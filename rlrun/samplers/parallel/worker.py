@@ -18,7 +18,7 @@ from rlrun.utils.collections import AttrDict
 from rlrun.utils.launching.pinning import pin_to_cpus
 from rlrun.utils.seed import set_seed
 
-__all__ = ["initialize_worker", "sampling_process", "CollectedTrajInfos"]
+__all__ = ["initialize_worker", "sampling_process", "CollectedTrajInfos", "EvalStop"]
 
 _log = logging.getLogger(__name__)
 
@@ -53,24 +53,50 @@ def initialize_worker(
 class CollectedTrajInfos:
     """The ``traj_infos_queue`` a worker gives its eval collector: ``put`` keeps each TrajInfo in a list.
 
-    rlpyt's eval collectors put finished trajectories on a multiprocessing queue. Here they reach the
-    master with the worker's arrival at ``barrier_out`` instead, so no queue, feeder thread or
-    semaphore is needed, and a custom collector written for rlpyt still works unchanged.
+    rlpyt's eval collectors put finished trajectories on a multiprocessing queue, then None as an end
+    marker. Here they reach the master with the worker's arrival at ``barrier_out`` instead, so no
+    queue, feeder thread or semaphore is needed, and a collector written for rlpyt works unchanged.
     """
 
     def __init__(self) -> None:
         self._items: list = []
 
     def put(self, item, block: bool = True, timeout: float | None = None) -> None:
-        self._items.append(item)
+        if item is not None:  # rlpyt's end marker
+            self._items.append(item)
 
     def put_nowait(self, item) -> None:
-        self._items.append(item)
+        self.put(item)
+
+    def __len__(self) -> int:
+        return len(self._items)
 
     def take(self) -> list:
         """Everything put since the last call, in order."""
         items, self._items = self._items, []
         return items
+
+
+class EvalStop:
+    """What a worker's eval collector reads as ``sync.stop_eval``: its ``value`` turns True when the
+    master stops evaluation (shutdown), or once the collector has put this worker's share of
+    ``eval_max_trajectories`` on its queue.
+
+    rlpyt's master counted the trajectories arriving on its queue and set ``stop_eval`` when it had
+    enough; collectors written for rlpyt step until then. rlrun's own collector has fixed quotas per
+    env and puts its TrajInfos only at the end, so this flag never cuts it short.
+    """
+
+    def __init__(self, shared: Any, queue: CollectedTrajInfos, max_trajectories: int | None) -> None:
+        self._shared = shared
+        self._queue = queue
+        self._max_trajectories = max_trajectories
+
+    @property
+    def value(self) -> bool:
+        if self._shared.value:
+            return True
+        return self._max_trajectories is not None and len(self._queue) >= self._max_trajectories
 
 
 def _exit_on_sigterm(signum, frame) -> None:
@@ -125,7 +151,7 @@ def sampling_process(common_kwargs: dict[str, Any], worker_kwargs: dict[str, Any
                 traj_infos_queue=eval_queue,  # emptied into this worker's arrival at barrier_out
                 max_T=c.eval_max_T,
                 agent=agent,
-                sync=w.sync,
+                sync=AttrDict(w.sync, stop_eval=EvalStop(w.sync.stop_eval, eval_queue, w.eval_max_trajectories)),
                 max_trajectories=w.eval_max_trajectories,
                 env_ranks=w.eval_env_ranks,
                 traj_info_kwargs=c.traj_info_kwargs,

@@ -10,6 +10,8 @@ import torch
 from parallel_helpers import CARTPOLE, cpu_sampler, start
 
 from rlrun.envs.gym import make
+from rlrun.envs.traj_info import TrajInfo
+from rlrun.samplers.collectors import BaseEvalCollector
 from rlrun.samplers.parallel.cpu.collectors import CpuEvalCollector, CpuWaitResetCollector
 from rlrun.utils.buffer import buffer_method
 
@@ -82,11 +84,33 @@ def test_evaluation_runs_each_eval_envs_quota_of_whole_episodes(leak_check):
 
 
 class QueueOnlyEvalCollector(CpuEvalCollector):
-    """An eval collector written for rlpyt: it puts finished TrajInfos on ``traj_infos_queue``, returns nothing."""
+    """Puts finished TrajInfos on ``traj_infos_queue`` and returns nothing, ending with rlpyt's None marker."""
 
     def collect_evaluation(self, itr):
         super().collect_evaluation(itr)  # puts each finished TrajInfo on self.traj_infos_queue
+        self.traj_infos_queue.put(None)
         return None
+
+
+class RlpytStyleEvalCollector(BaseEvalCollector):
+    """rlpyt's way: step every env until ``sync.stop_eval``, putting each finished episode on the queue."""
+
+    def collect_evaluation(self, itr):
+        traj_infos = [self.new_traj_info() for _ in self.envs]
+        observations = [env.reset() for env in self.envs]
+        for _ in range(self.max_T):
+            for b, env in enumerate(self.envs):
+                action = env.action_space.sample()
+                o, r, d, env_info = env.step(action)
+                traj_infos[b].step(observations[b], action, r, d, None, env_info)
+                if d:
+                    self.traj_infos_queue.put(traj_infos[b].terminate(o))
+                    traj_infos[b] = self.new_traj_info()
+                    o = env.reset()
+                observations[b] = o
+            if self.sync.stop_eval.value:
+                break
+        self.traj_infos_queue.put(None)
 
 
 @pytest.mark.parametrize("eval_collector", [CpuEvalCollector, QueueOnlyEvalCollector])
@@ -99,6 +123,21 @@ def test_evaluation_gets_trajectories_that_collectors_return_or_put_on_the_queue
     sampler.shutdown()
     assert len(first) == len(second) == 6
     assert len({id(info) for info in first}) == 6
+
+
+def test_an_rlpyt_style_eval_collector_stops_once_its_worker_has_its_share_of_trajectories(leak_check):
+    # 2 workers x 2 eval envs; eval_max_trajectories=6 gives each worker 3. rlpyt's collector steps until
+    # stop_eval: without it the 5,000 steps per env would finish hundreds of random CartPole episodes.
+    sampler = cpu_sampler(
+        B=4, eval_n_envs=4, eval_max_steps=20_000, eval_max_trajectories=6, eval_CollectorCls=RlpytStyleEvalCollector
+    )
+    start(sampler)
+    infos = sampler.evaluate_agent(0)
+    samples, _ = sampler.obtain_samples(1)
+    sampler.shutdown()
+    assert 6 <= len(infos) <= 8  # a worker may finish both envs' episodes in its last step
+    assert all(isinstance(info, TrajInfo) and info.Length > 0 for info in infos)
+    assert samples.env.observation.shape == (20, 4, 4)
 
 
 def test_evaluation_warns_about_episodes_cut_by_eval_max_steps(leak_check, caplog):

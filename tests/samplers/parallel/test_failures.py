@@ -100,6 +100,44 @@ def test_worker_killed_between_batches_is_reported_at_the_next_batch(leak_check)
     assert time.monotonic() - t0 < 5
 
 
+def test_env_raising_during_evaluation_names_the_workers_eval_envs(leak_check):
+    # B=4 and eval_n_envs=4 over 2 workers: eval env ranks 4-7, worker 1 holds 6 and 7.
+    env_kwargs = dict(fail_in="step", fail_seed=SEED + 7, fail_step=5)
+    sampler = cpu_sampler(
+        EnvCls=FaultyCartPole, env_kwargs=env_kwargs, eval_n_envs=4, eval_max_steps=4000, eval_max_trajectories=8
+    )
+    start(sampler, seed=SEED)
+    sampler.obtain_samples(0)  # training envs (ranks 0-3) are fine
+    with pytest.raises(SamplerWorkerError) as info:
+        sampler.evaluate_agent(1)
+    assert str(info.value).startswith("Sampler worker 1 (eval env ranks [6, 7]) raised an error")
+    assert (info.value.rank, info.value.env_ranks, info.value.evaluation) == (1, [6, 7], True)
+    assert f"{FAILURE_TEXT} at step 5" in str(info.value)
+    leak_check.assert_clean()
+
+
+@pytest.mark.parametrize("evaluation", [False, True])
+def test_ctrl_c_just_after_a_round_opens_shuts_down_instead_of_leaving_workers_a_round_ahead(evaluation, leak_check):
+    """The round's turns are out, the master has not started waiting: workers must not carry on alone."""
+    sampler = cpu_sampler(B=4, eval_n_envs=2, eval_max_steps=20_000)
+    start(sampler)
+    barrier_in = sampler.ctrl.barrier_in
+    open_round = barrier_in.open
+
+    def open_then_interrupt():
+        open_round()
+        barrier_in.open = open_round  # once: shutdown opens a last round to tell the workers to quit
+        raise KeyboardInterrupt
+
+    barrier_in.open = open_then_interrupt
+    with pytest.raises(KeyboardInterrupt):
+        sampler.evaluate_agent(0) if evaluation else sampler.obtain_samples(0)
+    assert sampler.ctrl is None and sampler.workers == []
+    leak_check.assert_clean()
+    with pytest.raises(RuntimeError, match="not running"):
+        sampler.obtain_samples(1)
+
+
 class FailingA2C(A2C):
     """A2C whose update raises ``error`` at iteration 2, as a bug in an algorithm would."""
 
@@ -164,6 +202,38 @@ def test_workers_exit_on_their_own_when_the_master_is_killed():
         deadline = time.monotonic() + 5
         while any(psutil.pid_exists(p) for p in pids) and time.monotonic() < deadline:
             time.sleep(0.05)
+        alive = [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+        assert not alive, f"workers {alive} outlived their master"
+    finally:
+        master.kill()
+        master.wait()
+
+
+@pytest.mark.parametrize("finalizer_first", [False, True])
+def test_a_script_that_never_calls_shutdown_exits_and_leaves_no_worker(finalizer_first):
+    """At interpreter exit the sampler stops its workers before multiprocessing joins them. A
+    weakref.finalize made first (TemporaryDirectory makes one) used to order that the other way: a hang."""
+    script = textwrap.dedent(
+        f"""
+        import tempfile
+        scratch = tempfile.TemporaryDirectory() if {finalizer_first} else None
+        from rlrun.agents.pg.categorical import CategoricalPgAgent
+        from rlrun.envs.gym import make
+        from rlrun.samplers.parallel.cpu.sampler import CpuSampler
+        sampler = CpuSampler(EnvCls=make, env_kwargs=dict(id="CartPole-v1"), batch_T=5, batch_B=2)
+        sampler.initialize(CategoricalPgAgent(), affinity=dict(workers_cpus=[[0], [0]], set_affinity=False), seed=0)
+        sampler.obtain_samples(0)
+        print(" ".join(str(w.pid) for w in sampler.workers), flush=True)
+        """
+    )
+    root = str(Path(__file__).parents[3])
+    master = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=root)
+    )
+    try:
+        pids = [int(p) for p in master.stdout.readline().split()]
+        assert len(pids) == 2
+        assert master.wait(20) == 0
         alive = [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
         assert not alive, f"workers {alive} outlived their master"
     finally:

@@ -63,6 +63,32 @@ def test_barriers_run_rounds_in_lockstep_and_deliver_each_workers_payload():
         assert p.exitcode == 0
 
 
+def _arrive_once(link, delay):
+    if link.wait_turn(ParentWatch()):
+        time.sleep(delay)
+        link.arrive(b"done")  # then exit, code 0
+
+
+@pytest.mark.timeout(30)
+def test_a_worker_that_arrived_and_then_exited_does_not_fail_the_round():
+    barrier_in, barrier_out, errors = BarrierIn(), BarrierOut(), WorkerErrors(CTX, 2)
+    processes = []
+    for delay in (0.0, 0.5):  # worker 0 arrives and exits while worker 1 still works
+        link = WorkerLink.create(barrier_in, barrier_out)
+        p = CTX.Process(target=_arrive_once, args=(link, delay))
+        p.start()
+        link.close()
+        processes.append(p)
+    monitor = WorkerMonitor(processes, [[0], [1]], errors)
+    barrier_in.open()
+    assert barrier_out.wait(monitor) == [b"done", b"done"]
+    for p in processes:
+        p.join(5)
+        assert p.exitcode == 0
+    barrier_in.close()
+    barrier_out.close()
+
+
 @pytest.mark.timeout(30)
 def test_reported_error_wakes_the_waiting_master_with_rank_env_ranks_and_text():
     barrier_in, barrier_out, monitor, processes = _setup(2, n_rounds=5, fail_rank=1, fail_at=3)
