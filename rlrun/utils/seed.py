@@ -10,7 +10,7 @@ import time
 import numpy as np
 import torch
 
-__all__ = ["set_seed", "make_seed", "get_seed", "set_envs_seeds"]
+__all__ = ["set_seed", "make_seed", "get_seed", "set_envs_seeds", "derive_seed"]
 
 _log = logging.getLogger(__name__)
 _seed: int | None = None
@@ -44,3 +44,13 @@ def set_envs_seeds(envs, seed: int | None) -> None:
         return
     for i, env in enumerate(envs):
         env.seed(int(seed) + i)
+
+
+def derive_seed(seed: int, *keys: int) -> int:
+    """A 32-bit seed for the stream named by ``keys`` (e.g. a domain, a rank), independent of ``seed + i``.
+
+    Mixed by numpy's ``SeedSequence``, so nearby seeds and keys give unrelated results: a sampler
+    worker's global RNGs never share a seed with an env, or with a worker of another rank.
+    """
+    entropy = [int(seed) % (2**32), *(int(k) for k in keys)]
+    return int(np.random.SeedSequence(entropy).generate_state(1)[0])

@@ -43,3 +43,14 @@ def test_set_envs_seeds_gives_consecutive_seeds_by_rank():
     set_envs_seeds(envs, 10)
 
     assert [e.seeded for e in envs] == [10, 11, 12]
+
+
+def test_derive_seed_is_stable_and_keys_streams_apart():
+    from rlrun.utils.seed import derive_seed
+
+    assert derive_seed(7, 1, 0) == derive_seed(7, 1, 0)
+    seeds = {derive_seed(seed, 99, rank, worker) for seed in range(4) for rank in range(3) for worker in range(4)}
+    assert len(seeds) == 4 * 3 * 4
+    assert all(0 <= s < 2**32 for s in seeds)
+    assert not seeds & set(range(100))  # none collides with small seed + env rank values
+    assert derive_seed(-1, 0) == derive_seed(2**32 - 1, 0)  # seeds are taken mod 2**32, as set_seed does

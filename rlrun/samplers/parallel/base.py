@@ -33,13 +33,14 @@ from rlrun.samplers.parallel.sync import (
 from rlrun.samplers.parallel.worker import sampling_process
 from rlrun.utils.collections import AttrDict
 from rlrun.utils.launching.affinity import affinity_for_sampler
-from rlrun.utils.seed import make_seed
+from rlrun.utils.seed import derive_seed, make_seed
 
 __all__ = ["ParallelSamplerBase", "SamplerWorkerError", "resolve_start_method"]
 
 _log = logging.getLogger(__name__)
 
 START_METHODS = ("fork", "spawn", "forkserver")
+WORKER_SEED_DOMAIN = 0x5EED_0001  # keys the workers' global seeds apart from anything else
 EXIT_PRIORITY = 10  # multiprocessing runs finalizers with a priority >= 0 before it joins children at exit
 
 
@@ -292,7 +293,7 @@ class ParallelSamplerBase(BaseSampler):
                     eval_max_trajectories=(
                         int(sum(eval_quotas[eval_slice])) if n_eval and self.eval_max_trajectories is not None else None
                     ),
-                    seed=seed + rank,
+                    seed=derive_seed(seed, WORKER_SEED_DOMAIN, self.rank, rank),  # its global RNGs
                     cpus=workers_cpus[rank] if pin else None,
                     n_envs=n_envs,
                     samples_np=self.samples_np[:, slice_B],

@@ -70,9 +70,13 @@ def affinity_for_sampler(
         )
         if not out.workers_cpus or not all(out.workers_cpus):
             raise ValueError(f"affinity['workers_cpus']={affinity['workers_cpus']!r} needs a CPU for each worker.")
-    out.worker_torch_threads = int_at_least("affinity['worker_torch_threads']", out.get("worker_torch_threads", 1), 1)
     for key, value in (("set_affinity", True), ("alternating", False), ("cuda_idx", None)):
         out.setdefault(key, value)
+    # Unless given: one torch thread per CPU a pinned worker owns (as initialize_worker does), else one.
+    threads = out.get("worker_torch_threads")
+    if threads is None:
+        threads = len(out.workers_cpus[0]) if out.set_affinity else 1
+    out.worker_torch_threads = int_at_least("affinity['worker_torch_threads']", threads, 1)
     if alternating and (not out.alternating or len(out.workers_cpus) % 2):
         raise ValueError("This sampler needs an alternating affinity: make_affinity(..., alternating=True).")
     return out

@@ -212,3 +212,15 @@ def test_shutdown_is_idempotent_and_a_stopped_sampler_says_so(leak_check):
     leak_check.assert_clean()
     with pytest.raises(RuntimeError, match="not running: call initialize"):
         sampler.obtain_samples(1)
+
+
+def test_worker_global_seeds_differ_from_env_seeds_and_between_ranks(leak_check):
+    seeds = []
+    for rank in (0, 1):
+        sampler = cpu_sampler(B=4)
+        start(sampler, seed=7, world_size=2, rank=rank)
+        affinity = dict(workers_cpus=((0,), (0,)), set_affinity=False)
+        seeds += [w["seed"] for w in sampler._assemble_workers_kwargs(affinity, 7, [2, 2])]
+        sampler.shutdown()
+    assert len(set(seeds)) == 4
+    assert not set(seeds) & {7 + env_rank for env_rank in range(8)}
