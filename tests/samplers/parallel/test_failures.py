@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import threading
 import time
 from pathlib import Path
@@ -177,32 +176,47 @@ def test_ctrl_c_while_workers_sample_stops_them_within_5s(presses, leak_check):
     leak_check.assert_clean()  # the sampler stopped its workers before letting Ctrl-C through
 
 
-def test_workers_exit_on_their_own_when_the_master_is_killed():
-    script = textwrap.dedent(
-        """
-        import sys, time
-        from rlrun.agents.pg.categorical import CategoricalPgAgent
-        from rlrun.envs.gym import make
-        from rlrun.samplers.parallel.cpu.sampler import CpuSampler
-        sampler = CpuSampler(EnvCls=make, env_kwargs=dict(id="CartPole-v1"), batch_T=5, batch_B=2)
-        sampler.initialize(CategoricalPgAgent(), affinity=dict(workers_cpus=[[0], [0]], set_affinity=False), seed=0)
-        print(" ".join(str(w.pid) for w in sampler.workers), flush=True)
-        time.sleep(60)
-        """
-    )
+MASTER_SCRIPT = """
+import sys, tempfile, time
+scratch = tempfile.TemporaryDirectory() if {finalizer_first} else None  # a weakref.finalize made first
+from rlrun.agents.pg.categorical import CategoricalPgAgent
+from rlrun.envs.gym import make
+from rlrun.samplers.parallel.cpu.sampler import CpuSampler
+sampler = CpuSampler(EnvCls=make, env_kwargs=dict(id="CartPole-v1"), batch_T=5, batch_B=2)
+sampler.initialize(CategoricalPgAgent(), affinity=dict(workers_cpus=[[0], [0]], set_affinity=False), seed=0)
+sampler.obtain_samples(0)
+print(" ".join(str(w.pid) for w in sampler.workers), flush=True)
+time.sleep({sleep})
+"""
+
+
+def start_master(sleep: float, finalizer_first: bool = False) -> tuple[subprocess.Popen, list[int]]:
+    """A master process running a 2-worker CpuSampler (one batch done); returns it and its workers' pids.
+    After ``sleep`` seconds it leaves without calling shutdown()."""
+    script = MASTER_SCRIPT.format(sleep=sleep, finalizer_first=finalizer_first)
     root = str(Path(__file__).parents[3])
     master = subprocess.Popen(
         [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=root)
     )
+    pids = [int(p) for p in master.stdout.readline().split()]
+    assert len(pids) == 2
+    return master, pids
+
+
+def still_running(pids: list[int], within: float = 0.0) -> list[int]:
+    """The ``pids`` still running (zombies do not count) after waiting up to ``within`` seconds for them."""
+    deadline = time.monotonic() + within
+    while any(psutil.pid_exists(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+
+
+def test_workers_exit_on_their_own_when_the_master_is_killed():
+    master, pids = start_master(sleep=60)
     try:
-        pids = [int(p) for p in master.stdout.readline().split()]
-        assert len(pids) == 2
         master.kill()
         master.wait(10)
-        deadline = time.monotonic() + 5
-        while any(psutil.pid_exists(p) for p in pids) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        alive = [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+        alive = still_running(pids, within=5)
         assert not alive, f"workers {alive} outlived their master"
     finally:
         master.kill()
@@ -213,28 +227,10 @@ def test_workers_exit_on_their_own_when_the_master_is_killed():
 def test_a_script_that_never_calls_shutdown_exits_and_leaves_no_worker(finalizer_first):
     """At interpreter exit the sampler stops its workers before multiprocessing joins them. A
     weakref.finalize made first (TemporaryDirectory makes one) used to order that the other way: a hang."""
-    script = textwrap.dedent(
-        f"""
-        import tempfile
-        scratch = tempfile.TemporaryDirectory() if {finalizer_first} else None
-        from rlrun.agents.pg.categorical import CategoricalPgAgent
-        from rlrun.envs.gym import make
-        from rlrun.samplers.parallel.cpu.sampler import CpuSampler
-        sampler = CpuSampler(EnvCls=make, env_kwargs=dict(id="CartPole-v1"), batch_T=5, batch_B=2)
-        sampler.initialize(CategoricalPgAgent(), affinity=dict(workers_cpus=[[0], [0]], set_affinity=False), seed=0)
-        sampler.obtain_samples(0)
-        print(" ".join(str(w.pid) for w in sampler.workers), flush=True)
-        """
-    )
-    root = str(Path(__file__).parents[3])
-    master = subprocess.Popen(
-        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=root)
-    )
+    master, pids = start_master(sleep=0, finalizer_first=finalizer_first)
     try:
-        pids = [int(p) for p in master.stdout.readline().split()]
-        assert len(pids) == 2
         assert master.wait(20) == 0
-        alive = [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+        alive = still_running(pids)
         assert not alive, f"workers {alive} outlived their master"
     finally:
         master.kill()
