@@ -161,8 +161,16 @@ def test_error_in_the_master_between_batches_stops_every_worker(error, leak_chec
     leak_check.assert_clean()
 
 
+@pytest.fixture
+def ctrl_c_raises():
+    """Python's own SIGINT handler, whatever started pytest: a shell's background job ignores SIGINT."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.mark.parametrize("presses", [1, 2])
-def test_ctrl_c_while_workers_sample_stops_them_within_5s(presses, leak_check):
+def test_ctrl_c_while_workers_sample_stops_them_within_5s(presses, leak_check, ctrl_c_raises):
     """The second press lands while the sampler waits for its busy workers to quit."""
     sampler = cpu_sampler(EnvCls=FaultyCartPole, env_kwargs=dict(step_sleep=0.01), T=300, B=4)
     start(sampler)
