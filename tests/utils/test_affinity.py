@@ -269,13 +269,10 @@ def test_affinity_for_sampler_completes_what_users_pass():
     assert affinity_for_sampler(None, machine=TWO_CORES) == default_affinity(machine=TWO_CORES)
     rlpyt_style = affinity_for_sampler(dict(cuda_idx=None, workers_cpus=[0, 1]))  # rlpyt's example_3
     assert rlpyt_style.workers_cpus == ((0,), (1,)) and rlpyt_style.set_affinity is True
-    assert rlpyt_style.worker_torch_threads == 1 and rlpyt_style.alternating is False
+    assert rlpyt_style.worker_torch_threads is None and rlpyt_style.alternating is False  # each worker: its CPUs
     gpu_only = affinity_for_sampler(dict(cuda_idx=0), machine=TWO_CORES)
     assert gpu_only.workers_cpus == ((0,), (1,)) and gpu_only.set_affinity is False and gpu_only.cuda_idx == 0
     assert affinity_for_sampler("0slt_2cpu_0gpu_2cpr_0hto", machine=TWO_CORES).workers_cpus == ((0,), (1,))
-    two_cpus_each = affinity_for_sampler(dict(workers_cpus=[(0, 1), (2, 3)]))
-    assert two_cpus_each.worker_torch_threads == 2  # a thread per CPU each worker is pinned to
-    assert affinity_for_sampler(dict(workers_cpus=[(0, 1), (2, 3)], set_affinity=False)).worker_torch_threads == 1
     assert affinity_for_sampler(dict(workers_cpus=[(0, 1)], worker_torch_threads=1)).worker_torch_threads == 1
 
 

@@ -56,19 +56,31 @@ ERROR_TEXT_BYTES = 32_768  # per worker; longer tracebacks keep their start and 
 class SamplerWorkerError(RuntimeError):
     """A sampler worker raised or died; ``rank``, ``env_ranks`` and ``detail`` (its traceback) say which and why.
 
-    ``evaluation`` is True when it happened in an evaluation round; ``env_ranks`` are then its eval envs.
+    ``eval_env_ranks`` are the worker's evaluation envs, if it has any. ``evaluation`` is True when the
+    worker reported its error while running an evaluation round. A worker that died without a word
+    may have died at any time since the last round, so its error does not claim a kind of round.
     """
 
-    def __init__(self, rank: int, env_ranks: Sequence[int], detail: str, evaluation: bool = False) -> None:
+    def __init__(
+        self,
+        rank: int,
+        env_ranks: Sequence[int],
+        detail: str,
+        eval_env_ranks: Sequence[int] | None = None,
+        evaluation: bool = False,
+    ) -> None:
         self.rank = int(rank)
         self.env_ranks = [int(r) for r in env_ranks]
+        self.eval_env_ranks = [int(r) for r in eval_env_ranks or []]
         self.detail = detail
-        self.evaluation = bool(evaluation)  # env_ranks are then the worker's evaluation envs
-        which = "eval env ranks" if self.evaluation else "env ranks"
-        super().__init__(f"Sampler worker {self.rank} ({which} {self.env_ranks}) {detail}")
+        self.evaluation = bool(evaluation)
+        envs = f"env ranks {self.env_ranks}"
+        if self.eval_env_ranks:
+            envs += f", eval env ranks {self.eval_env_ranks}"
+        super().__init__(f"Sampler worker {self.rank} ({envs}) {detail}")
 
     def __reduce__(self):
-        return type(self), (self.rank, self.env_ranks, self.detail, self.evaluation)
+        return type(self), (self.rank, self.env_ranks, self.detail, self.eval_env_ranks, self.evaluation)
 
 
 class BarrierIn:
@@ -115,7 +127,10 @@ class BarrierOut:
         started = time.monotonic()
         next_warning = started + STALL_WARNING_S
         while waiting:
-            ready = wait_for_ready([c for c in waiting if c not in closed] + monitor.sentinels, timeout=MASTER_POLL_S)
+            # Only the processes still owing this round: a worker that arrived and then ended stays ready,
+            # which would turn this wait into a busy loop (it is reported at the next round).
+            handles = [c for c in waiting if c not in closed] + monitor.sentinels_of(waiting.values())
+            ready = wait_for_ready(handles, timeout=MASTER_POLL_S)
             all_arrived = bool(ready)
             for conn in ready:
                 rank = waiting.get(conn)
@@ -234,8 +249,8 @@ def describe_exitcode(code: int) -> str:
 class WorkerMonitor:
     """Master side: turns a worker's reported error, or its death, into one :class:`SamplerWorkerError`.
 
-    While :attr:`evaluating` is set (by the sampler, for an evaluation round), errors name the worker's
-    evaluation env ranks, which are the envs that were running.
+    Errors name the worker's env ranks and eval env ranks. While :attr:`evaluating` is set (by the
+    sampler, for an evaluation round), an error a worker reports is marked as one of that evaluation.
     """
 
     def __init__(
@@ -251,22 +266,26 @@ class WorkerMonitor:
         self.errors = errors
         self.evaluating = False
 
-    def _error(self, rank: int, detail: str) -> SamplerWorkerError:
-        if self.evaluating and self.eval_env_ranks is not None:
-            return SamplerWorkerError(rank, self.eval_env_ranks[rank], detail, evaluation=True)
-        return SamplerWorkerError(rank, self.env_ranks[rank], detail)
+    def _error(self, rank: int, detail: str, evaluation: bool = False) -> SamplerWorkerError:
+        eval_env_ranks = self.eval_env_ranks[rank] if self.eval_env_ranks is not None else None
+        return SamplerWorkerError(rank, self.env_ranks[rank], detail, eval_env_ranks, evaluation)
 
     @property
     def sentinels(self) -> list[int]:
         """Handles that become ready when a worker process ends."""
         return [p.sentinel for p in self.processes]
 
+    def sentinels_of(self, ranks: Iterable[int]) -> list[int]:
+        """The handles of the workers ``ranks`` (those started so far)."""
+        return [self.processes[r].sentinel for r in ranks if r < len(self.processes)]
+
     def check(self, liveness: bool = True, ranks: Iterable[int] | None = None) -> None:
         """Raise if a worker reported an error, or (with ``liveness``) if one of ``ranks`` (default: all)
         is no longer running."""
         rank = self.errors.first()
         if rank is not None:
-            raise self._error(rank, f"raised an error:\n{self.errors.get(rank)}")
+            during = " during evaluation" if self.evaluating else ""
+            raise self._error(rank, f"raised an error{during}:\n{self.errors.get(rank)}", self.evaluating)
         if not liveness:
             return
         watched = set(range(len(self.processes)) if ranks is None else ranks)

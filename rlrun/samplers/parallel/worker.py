@@ -98,6 +98,10 @@ class EvalStop:
             return True
         return self._max_trajectories is not None and len(self._queue) >= self._max_trajectories
 
+    @value.setter
+    def value(self, stop: bool) -> None:
+        self._shared.value = bool(stop)  # as in rlpyt: one flag for every worker
+
 
 def _exit_on_sigterm(signum, frame) -> None:
     # Turns the master's terminate() into SystemExit, so the finally block closes the envs.

@@ -46,6 +46,8 @@ def affinity_for_sampler(
     ``None`` gives :func:`default_affinity`; a code string is decoded; a dict is copied with
     ``workers_cpus`` as tuples of ints (rlpyt accepted bare ints) and missing keys filled. A dict
     without ``workers_cpus`` (e.g. ``dict(cuda_idx=0)``) gets one unpinned worker per usable CPU.
+    Without ``worker_torch_threads`` it stays None: each worker then runs one torch thread per CPU it
+    is pinned to, or one when unpinned (:func:`~rlrun.samplers.parallel.worker.initialize_worker`).
     ``alternating``: the sampler needs two worker sets. Refuses SyncRl lists and async dicts.
     """
     if affinity is None:
@@ -72,11 +74,9 @@ def affinity_for_sampler(
             raise ValueError(f"affinity['workers_cpus']={affinity['workers_cpus']!r} needs a CPU for each worker.")
     for key, value in (("set_affinity", True), ("alternating", False), ("cuda_idx", None)):
         out.setdefault(key, value)
-    # Unless given: one torch thread per CPU a pinned worker owns (as initialize_worker does), else one.
+    # None (not given): each worker decides, one torch thread per CPU it is pinned to, else one.
     threads = out.get("worker_torch_threads")
-    if threads is None:
-        threads = len(out.workers_cpus[0]) if out.set_affinity else 1
-    out.worker_torch_threads = int_at_least("affinity['worker_torch_threads']", threads, 1)
+    out.worker_torch_threads = None if threads is None else int_at_least("affinity['worker_torch_threads']", threads, 1)
     if alternating and (not out.alternating or len(out.workers_cpus) % 2):
         raise ValueError("This sampler needs an alternating affinity: make_affinity(..., alternating=True).")
     return out

@@ -109,8 +109,9 @@ def test_env_raising_during_evaluation_names_the_workers_eval_envs(leak_check):
     sampler.obtain_samples(0)  # training envs (ranks 0-3) are fine
     with pytest.raises(SamplerWorkerError) as info:
         sampler.evaluate_agent(1)
-    assert str(info.value).startswith("Sampler worker 1 (eval env ranks [6, 7]) raised an error")
-    assert (info.value.rank, info.value.env_ranks, info.value.evaluation) == (1, [6, 7], True)
+    message = str(info.value)
+    assert message.startswith("Sampler worker 1 (env ranks [2, 3], eval env ranks [6, 7]) raised an error during eval")
+    assert (info.value.rank, info.value.eval_env_ranks, info.value.evaluation) == (1, [6, 7], True)
     assert f"{FAILURE_TEXT} at step 5" in str(info.value)
     leak_check.assert_clean()
 

@@ -89,6 +89,38 @@ def test_a_worker_that_arrived_and_then_exited_does_not_fail_the_round():
     barrier_out.close()
 
 
+def _arrive_then_die(link):
+    if link.wait_turn(ParentWatch()):
+        link.arrive(b"done")
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+@pytest.mark.timeout(30)
+def test_a_worker_killed_after_arriving_neither_spins_the_master_nor_goes_unreported():
+    barrier_in, barrier_out, errors = BarrierIn(), BarrierOut(), WorkerErrors(CTX, 2)
+    processes = []
+    for target, args in ((_arrive_then_die, ()), (_arrive_once, (1.0,))):
+        link = WorkerLink.create(barrier_in, barrier_out)
+        p = CTX.Process(target=target, args=(link, *args))
+        p.start()
+        link.close()
+        processes.append(p)
+    monitor = WorkerMonitor(processes, [[0], [1]], errors)
+    barrier_in.open()
+    cpu_before = time.process_time()
+    assert barrier_out.wait(monitor) == [b"done", b"done"]  # worker 0 died after delivering its part
+    assert time.process_time() - cpu_before < 0.5  # the master slept while worker 1 worked for 1 s
+    barrier_in.open()
+    with pytest.raises(
+        SamplerWorkerError, match=r"worker 0 \(env ranks \[0\]\) stopped unexpectedly with signal SIGKILL"
+    ):
+        barrier_out.wait(monitor)
+    for p in processes:
+        p.join(5)
+    barrier_in.close()
+    barrier_out.close()
+
+
 @pytest.mark.timeout(30)
 def test_reported_error_wakes_the_waiting_master_with_rank_env_ranks_and_text():
     barrier_in, barrier_out, monitor, processes = _setup(2, n_rounds=5, fail_rank=1, fail_at=3)

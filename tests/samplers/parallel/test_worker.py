@@ -35,6 +35,15 @@ def test_pinned_worker_gets_its_cpu_and_one_torch_thread_per_cpu():
 
 
 @pytest.mark.timeout(30)
+def test_worker_pinned_to_several_cpus_gets_a_torch_thread_for_each():
+    cpus = psutil.Process().cpu_affinity()[:2]
+    if len(cpus) < 2:
+        pytest.skip("needs 2 usable CPUs")
+    affinity, threads, _, _ = _in_child(cpus, None)
+    assert affinity == cpus and threads == 2
+
+
+@pytest.mark.timeout(30)
 def test_unpinned_worker_keeps_its_cpus_and_takes_the_given_torch_threads():
     affinity, threads, _, _ = _in_child(None, 2)
     assert affinity == psutil.Process().cpu_affinity() and threads == 2
