@@ -270,14 +270,14 @@ class WorkerMonitor:
         eval_env_ranks = self.eval_env_ranks[rank] if self.eval_env_ranks is not None else None
         return SamplerWorkerError(rank, self.env_ranks[rank], detail, eval_env_ranks, evaluation)
 
-    @property
-    def sentinels(self) -> list[int]:
-        """Handles that become ready when a worker process ends."""
-        return [p.sentinel for p in self.processes]
+    def _started(self, ranks: Iterable[int] | None) -> list[int]:
+        """``ranks`` (default: all) among the workers started so far, in order."""
+        n = len(self.processes)
+        return list(range(n)) if ranks is None else sorted(r for r in ranks if r < n)
 
-    def sentinels_of(self, ranks: Iterable[int]) -> list[int]:
-        """The handles of the workers ``ranks`` (those started so far)."""
-        return [self.processes[r].sentinel for r in ranks if r < len(self.processes)]
+    def sentinels_of(self, ranks: Iterable[int] | None = None) -> list[int]:
+        """Handles that become ready when one of the workers ``ranks`` (default: all) ends."""
+        return [self.processes[r].sentinel for r in self._started(ranks)]
 
     def check(self, liveness: bool = True, ranks: Iterable[int] | None = None) -> None:
         """Raise if a worker reported an error, or (with ``liveness``) if one of ``ranks`` (default: all)
@@ -288,10 +288,9 @@ class WorkerMonitor:
             raise self._error(rank, f"raised an error{during}:\n{self.errors.get(rank)}", self.evaluating)
         if not liveness:
             return
-        watched = set(range(len(self.processes)) if ranks is None else ranks)
-        for rank, process in enumerate(self.processes):
-            code = process.exitcode
-            if code is None or rank not in watched:
+        for rank in self._started(ranks):
+            code = self.processes[rank].exitcode
+            if code is None:
                 continue
             if code < 0:
                 why = (
