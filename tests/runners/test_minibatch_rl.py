@@ -50,6 +50,14 @@ def cartpole_sampler(batch_T=5, batch_B=4, eval_n_envs=0, **kwargs):
     )
 
 
+def a2c_runner(sampler, RunnerCls=MinibatchRl, algo=None, agent=None, seed=0, **kwargs):
+    """``RunnerCls`` training A2C (or ``algo``) with a categorical agent on ``sampler``, one torch thread."""
+    kwargs.setdefault("affinity", ONE_THREAD)
+    algo = A2C() if algo is None else algo
+    agent = CategoricalPgAgent() if agent is None else agent
+    return RunnerCls(algo=algo, agent=agent, sampler=sampler, seed=seed, **kwargs)
+
+
 def read_progress(run_dir):
     with open(pathlib.Path(run_dir) / "progress.csv", newline="") as f:
         rows = list(csv.DictReader(f))
@@ -68,15 +76,7 @@ def in_tmp(tmp_path, monkeypatch):
 
 def test_minibatch_rl_writes_one_progress_row_per_interval_with_the_expected_columns(in_tmp):
     sampler = cartpole_sampler()
-    runner = MinibatchRl(
-        algo=A2C(),
-        agent=CategoricalPgAgent(),
-        sampler=sampler,
-        n_steps=400,
-        log_interval_steps=100,
-        seed=1,
-        affinity=ONE_THREAD,
-    )
+    runner = a2c_runner(sampler, n_steps=400, log_interval_steps=100, seed=1)
     with logger_context("a2c", 0, "a2c", log_params=dict(n_steps=400)) as run_dir:
         final = runner.train()
     rows = read_progress(run_dir)
@@ -106,15 +106,7 @@ def test_minibatch_rl_writes_one_progress_row_per_interval_with_the_expected_col
 
 def test_minibatch_rl_eval_logs_an_evaluation_before_training_and_at_each_interval(in_tmp):
     sampler = cartpole_sampler(eval_n_envs=2)
-    runner = MinibatchRlEval(
-        algo=A2C(),
-        agent=CategoricalPgAgent(),
-        sampler=sampler,
-        n_steps=200,
-        log_interval_steps=100,
-        seed=2,
-        affinity=ONE_THREAD,
-    )
+    runner = a2c_runner(sampler, MinibatchRlEval, n_steps=200, log_interval_steps=100, seed=2)
     with logger_context("a2c_eval", 0, "a2c") as run_dir:
         final = runner.train()
     rows = read_progress(run_dir)
@@ -131,15 +123,7 @@ def test_minibatch_rl_eval_logs_an_evaluation_before_training_and_at_each_interv
 
 
 def test_n_itr_rounds_steps_up_to_whole_batches_and_the_last_iteration_is_logged(in_tmp):
-    runner = MinibatchRl(
-        algo=A2C(),
-        agent=CategoricalPgAgent(),
-        sampler=cartpole_sampler(),
-        n_steps=130,
-        log_interval_steps=60,
-        seed=0,
-        affinity=ONE_THREAD,
-    )
+    runner = a2c_runner(cartpole_sampler(), n_steps=130, log_interval_steps=60)
     with logger_context("e", 0, "n") as run_dir:
         runner.train()
     assert runner.n_itr == 7 and runner.log_interval_itrs == 3
@@ -154,15 +138,7 @@ def test_episode_statistic_columns_exist_before_any_episode_has_finished(in_tmp)
             self._scratch = 0  # underscore keys are bookkeeping, not logged
 
     sampler = cartpole_sampler(batch_T=5, batch_B=1, TrajInfoCls=TaggedTrajInfo)
-    runner = MinibatchRl(
-        algo=A2C(),
-        agent=CategoricalPgAgent(),
-        sampler=sampler,
-        n_steps=200,
-        log_interval_steps=5,
-        seed=0,
-        affinity=ONE_THREAD,
-    )
+    runner = a2c_runner(sampler, n_steps=200, log_interval_steps=5)
     with logger_context("e", 0, "n") as run_dir:
         runner.train()
     rows = read_progress(run_dir)
@@ -174,15 +150,7 @@ def test_episode_statistic_columns_exist_before_any_episode_has_finished(in_tmp)
 
 def test_snapshot_holds_iteration_steps_agent_and_optimizer_state(in_tmp):
     agent = CategoricalPgAgent()
-    runner = MinibatchRl(
-        algo=A2C(),
-        agent=agent,
-        sampler=cartpole_sampler(),
-        n_steps=100,
-        log_interval_steps=40,
-        seed=0,
-        affinity=ONE_THREAD,
-    )
+    runner = a2c_runner(cartpole_sampler(), agent=agent, n_steps=100, log_interval_steps=40)
     with logger_context("e", 0, "n", snapshot_mode="last") as run_dir:
         runner.train()
     snapshot = torch.load(pathlib.Path(run_dir) / "params.pkl")
@@ -195,15 +163,7 @@ def test_snapshot_holds_iteration_steps_agent_and_optimizer_state(in_tmp):
 def test_same_seed_gives_the_same_progress(in_tmp):
     returns = []
     for run_ID in range(2):
-        runner = MinibatchRl(
-            algo=A2C(),
-            agent=CategoricalPgAgent(),
-            sampler=cartpole_sampler(),
-            n_steps=200,
-            log_interval_steps=100,
-            seed=5,
-            affinity=ONE_THREAD,
-        )
+        runner = a2c_runner(cartpole_sampler(), n_steps=200, log_interval_steps=100, seed=5)
         with logger_context("e", run_ID, "n") as run_dir:
             runner.train()
         rows = read_progress(run_dir)
@@ -337,14 +297,8 @@ def test_training_without_a_logger_context_logs_to_the_console_only(in_tmp, caps
 def test_minibatch_rl_eval_a2c_learns_cartpole_within_100k_steps(in_tmp):
     """Measured: final evaluation return 276 (seed 0) and 145 (seed 1), 25-45 s on 2 cores."""
     sampler = SerialSampler(make, dict(id="CartPole-v1"), batch_T=5, batch_B=8, eval_n_envs=4, eval_max_steps=4000)
-    runner = MinibatchRlEval(
-        algo=A2C(learning_rate=7e-4),
-        agent=CategoricalPgAgent(),
-        sampler=sampler,
-        n_steps=100_000,
-        log_interval_steps=10_000,
-        seed=0,
-        affinity=ONE_THREAD,
+    runner = a2c_runner(
+        sampler, MinibatchRlEval, algo=A2C(learning_rate=7e-4), n_steps=100_000, log_interval_steps=10_000
     )
     with logger_context("learn", 0, "a2c"):
         final = runner.train()
