@@ -11,7 +11,7 @@ the batches after ``--skip``:
 - the master's delay after the last arrival, and its time from there to opening the next round;
 - how far the two workers' work differs within a batch, and each worker's idle share.
 
-It wraps the workers' pipe ends before they start, so it needs the fork start method (Linux).
+It wraps the workers' ends of the protocol before they start, so it needs the fork start method (Linux).
 
     python benchmarks/sampler_round_trip.py
     python benchmarks/sampler_round_trip.py --pin --batch-T 20
@@ -29,7 +29,7 @@ import torch
 
 from rlrun.agents.pg.atari import AtariFfAgent
 from rlrun.envs.atari.atari_env import AtariEnv, AtariTrajInfo
-from rlrun.samplers.parallel import sync, worker
+from rlrun.samplers.parallel import protocol, worker
 from rlrun.samplers.parallel.cpu.sampler import CpuSampler
 from rlrun.utils.launching.affinity import default_affinity, make_affinity
 
@@ -48,31 +48,31 @@ class RoundClock:
         return np.frombuffer(self._raw, dtype=np.float64).reshape(-1, self.n_batches, 2)
 
     def install(self) -> None:
-        """Wrap ``WorkerLink`` and ``initialize_worker`` in this process; forked workers inherit the wrappers."""
-        clock, wait_turn, arrive, init = (
+        """Wrap ``WorkerEnd`` and ``initialize_worker`` in this process; forked workers inherit the wrappers."""
+        clock, next_command, report, init = (
             self,
-            sync.WorkerLink.wait_turn,
-            sync.WorkerLink.arrive,
+            protocol.WorkerEnd.next_command,
+            protocol.WorkerEnd.report,
             worker.initialize_worker,
         )
 
-        def timed_wait_turn(link, parent):
-            opened = wait_turn(link, parent)
+        def timed_next_command(end, parent):
+            command = next_command(end, parent)
             clock.batch += 1
             if 0 <= clock.batch < clock.n_batches:
                 clock.times[clock.rank, clock.batch, 0] = time.monotonic()
-            return opened
+            return command
 
-        def timed_arrive(link, payload=b""):
-            if 0 <= clock.batch < clock.n_batches:  # batch -1 is the ready signal
+        def timed_report(end, message):
+            if 0 <= clock.batch < clock.n_batches:  # batch -1 is the ready report
                 clock.times[clock.rank, clock.batch, 1] = time.monotonic()
-            return arrive(link, payload)
+            return report(end, message)
 
         def ranked_init(rank, *args, **kwargs):
             clock.rank = rank
             return init(rank, *args, **kwargs)
 
-        sync.WorkerLink.wait_turn, sync.WorkerLink.arrive = timed_wait_turn, timed_arrive
+        protocol.WorkerEnd.next_command, protocol.WorkerEnd.report = timed_next_command, timed_report
         worker.initialize_worker = ranked_init
 
 

@@ -1,14 +1,15 @@
 """What the parallel samplers share: worker processes over column slices of one shared batch.
 
-The master builds one env (to validate it and size the agent and the buffer), puts the agent's model
-and the ``[T, B]`` samples buffer in shared memory, and starts one process per worker. Worker ``r``
-owns envs ``slice_B`` of the batch and writes straight into ``samples_np[:, slice_B]``; master and
-workers meet once per batch (see :mod:`rlrun.samplers.parallel.sync`).
+The master builds one env (to validate it and size the agent and the buffer), puts the ``[T, B]``
+samples buffer in shared memory, and starts one process per worker through a
+:class:`~rlrun.samplers.parallel.pool.WorkerPool`. Worker ``r`` owns envs ``slice_B`` of the batch
+and writes straight into ``samples_np[:, slice_B]``. Each round is one command to every worker and
+one report back from each (see :mod:`rlrun.samplers.parallel.protocol`); samplers whose master
+serves the actions exchange step signals in between (:mod:`rlrun.samplers.parallel.gpu`).
 """
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import pickle
 import sys
@@ -20,18 +21,11 @@ import torch.multiprocessing as torch_mp  # its context pickles shared tensors b
 from rlrun.envs.validation import validate_env
 from rlrun.samplers.base import BaseSampler
 from rlrun.samplers.buffer import build_samples_buffer
+from rlrun.samplers.builder import eval_env_ranks_of
 from rlrun.samplers.collectors import episode_quotas
-from rlrun.samplers.parallel.sync import (
-    BarrierIn,
-    BarrierOut,
-    SamplerWorkerError,
-    WorkerErrors,
-    WorkerLink,
-    WorkerMonitor,
-    stop_workers,
-)
-from rlrun.samplers.parallel.worker import sampling_process
-from rlrun.utils.collections import AttrDict
+from rlrun.samplers.parallel.pool import DEFAULT_TIMEOUT_S, WorkerLabel, WorkerPool
+from rlrun.samplers.parallel.protocol import Command, CommandKind, Report, SamplerWorkerError
+from rlrun.samplers.parallel.worker import SamplerSpec, WorkerSettings, sampling_process
 from rlrun.utils.launching.affinity import affinity_for_sampler
 from rlrun.utils.seed import derive_seed, make_seed
 
@@ -59,20 +53,34 @@ class ParallelSamplerBase(BaseSampler):
     ``start_method`` ("fork", "spawn", "forkserver"; None: fork on Linux, else spawn) chooses how
     workers start. Under spawn and forkserver everything a worker needs (EnvCls, env_kwargs,
     collectors, the agent's classes) must be importable by the child.
+
+    ``worker_timeout`` (seconds; None for no limit) bounds the workers' start-up and every round. A
+    worker still busy then becomes a :class:`SamplerWorkerError` that shows its Python stack; at half
+    the time a warning logs the same stack. A worker that raises, dies or is stopped is reported
+    within seconds whatever this is.
     """
 
-    gpu = False
+    gpu = False  # True where the master serves the actions (workers step envs only)
+    alternating = False
 
-    def __init__(self, *args: Any, start_method: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, start_method: str | None = None, worker_timeout: float | None = DEFAULT_TIMEOUT_S, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.start_method = resolve_start_method(start_method)
+        if worker_timeout is not None and not float(worker_timeout) > 0:
+            raise ValueError(f"worker_timeout must be a positive number of seconds or None, got {worker_timeout!r}.")
+        self.worker_timeout = None if worker_timeout is None else float(worker_timeout)
         self._requested_eval_n_envs = self.eval_n_envs  # initialize rounds eval_n_envs to the workers
-        self.workers: list = []
         self.n_worker = 0
-        self.ctrl: AttrDict | None = None
-        self.sync: AttrDict | None = None
-        self._monitor: WorkerMonitor | None = None
+        self.pool: WorkerPool | None = None
         self._finalizer: Finalize | None = None
+        self._n_unfinished = 0
+
+    @property
+    def workers(self) -> list:
+        """The worker processes (empty when not running)."""
+        return list(self.pool.processes) if self.pool is not None else []
 
     # ---- API ----
 
@@ -94,7 +102,7 @@ class ParallelSamplerBase(BaseSampler):
         """
         if self._finalizer is not None and self._finalizer.still_active():
             raise RuntimeError(f"{type(self).__name__} is already running; call shutdown() before initializing again.")
-        affinity = affinity_for_sampler(affinity)
+        affinity = affinity_for_sampler(affinity, alternating=self.alternating)
         n_envs_list = self._get_n_envs_list(affinity=affinity)
         self.n_worker = n_worker = len(n_envs_list)
         B = self.batch_spec.B
@@ -120,83 +128,103 @@ class ParallelSamplerBase(BaseSampler):
         finally:
             env.close()
 
-        ctx = torch_mp.get_context(self.start_method)
-        self._build_parallel_ctrl(n_worker, ctx)
-        common_kwargs = self._assemble_common_kwargs(affinity, global_B, seed, traj_info_kwargs)
-        workers_kwargs = self._assemble_workers_kwargs(affinity, seed, n_envs_list)
-        self.workers = []
-        self._monitor = WorkerMonitor(
-            self.workers,
-            [w["env_ranks"] for w in workers_kwargs],
-            self.ctrl.errors,
-            eval_env_ranks=[w["eval_env_ranks"] for w in workers_kwargs],
-        )
+        spec = self._sampler_spec(affinity, global_B, seed, traj_info_kwargs)
+        settings = self._worker_settings(affinity, seed, n_envs_list)
+        labels = [WorkerLabel(s.env_ranks, s.eval_env_ranks) for s in settings]
+        self.pool = pool = WorkerPool(torch_mp.get_context(self.start_method), labels, self.worker_timeout)
         # Stops the workers when the sampler is collected or at interpreter exit. multiprocessing's
         # Finalize with an exit priority runs before multiprocessing joins its children at exit; a
         # weakref.finalize made later than some other one would run after that join, which never ends.
-        self._finalizer = Finalize(
-            self, stop_workers, args=(self.workers, self.ctrl, self.sync), exitpriority=EXIT_PRIORITY
-        )
+        self._finalizer = Finalize(self, pool.stop, exitpriority=EXIT_PRIORITY)
         try:
-            for w_kwargs in workers_kwargs:
-                # Made just before its process starts, so workers forked later do not hold this one's ends.
-                link = w_kwargs["link"] = WorkerLink.create(self.ctrl.barrier_in, self.ctrl.barrier_out)
-                process = ctx.Process(
-                    target=target,
-                    kwargs=dict(common_kwargs=common_kwargs, worker_kwargs=w_kwargs),
-                    name=f"sampler_worker_{w_kwargs['rank']}",
-                )
-                try:
-                    self._start(process)
-                finally:
-                    link.close()  # the worker's ends belong to the worker alone
-                self.workers.append(process)
-            self.ctrl.barrier_out.wait(self._monitor)  # every worker built its envs and decorrelated them
+            pool.start(target, lambda r, end: (spec, settings[r], end, pool.errors))
+            pool.wait_started()  # every worker built its envs and decorrelated them
+        except (pickle.PicklingError, AttributeError, TypeError) as e:
+            self.shutdown()
+            if self.start_method == "fork" or isinstance(e, SamplerWorkerError):
+                raise
+            raise TypeError(
+                f"Cannot send the sampler's arguments to a {self.start_method} worker: {e}. Under spawn and "
+                "forkserver, EnvCls, env_kwargs, the collectors, TrajInfoCls and the agent must pickle by reference "
+                "(module-level classes and functions, no lambdas or local classes). Move them to an importable "
+                "module, or use start_method='fork'."
+            ) from e
         except BaseException:
             self.shutdown()
             raise
+        self._after_start(seed, env_ranks, settings)
         _log.info(
-            "%s started %d workers (%s), envs per worker %s.",
-            type(self).__name__,
-            n_worker,
-            self.start_method,
-            n_envs_list,
+            "%s started %d workers (%s), envs per worker %s.", type(self).__name__, n_worker, self.start_method, n_envs_list
         )
         return examples
 
     def obtain_samples(self, itr: int):
         """One batch from all workers; returns ``(samples, completed_traj_infos)``, samples as torch views."""
-        return self.samples_pyt, self._run_round(itr, evaluation=False)
+        return self.samples_pyt, self._run_round(Command(CommandKind.COLLECT, itr))
 
     def evaluate_agent(self, itr: int):
         """Run the evaluation episodes in the workers; returns their TrajInfos."""
         if self.eval_n_envs <= 0:
             raise RuntimeError("evaluate_agent needs eval_n_envs > 0 in the sampler.")
-        traj_infos = self._run_round(itr, evaluation=True)
-        n_unfinished = sum(self._running_ctrl().n_unfinished)
-        if n_unfinished:
+        traj_infos = self._run_round(Command(CommandKind.EVALUATE, itr))
+        if self._n_unfinished:
             _log.warning(
                 "Evaluation at itr %d: %d episode(s) were still running at eval_max_steps=%d and are not counted; "
                 "raise eval_max_steps.",
                 itr,
-                n_unfinished,
+                self._n_unfinished,
                 self.eval_max_steps,
             )
         return traj_infos
 
     def shutdown(self) -> None:
-        """Stop every worker and release the shared control objects; safe to call more than once.
+        """Stop every worker and release the pipes; safe to call more than once.
 
         Also runs at interpreter exit, and after any error in :meth:`obtain_samples` or
         :meth:`evaluate_agent` (a failed worker, Ctrl-C), before that error propagates.
         """
         if self._finalizer is not None:
-            self._finalizer()  # runs stop_workers once, whoever calls first
-        self.ctrl = self.sync = None
-        self._monitor = None
-        self.workers = []
+            self._finalizer()  # runs pool.stop once, whoever calls first
+        self.pool = None
 
-    # ---- helpers (rlpyt's names) ----
+    # ---- rounds ----
+
+    def _run_round(self, command: Command) -> list:
+        """Send ``command`` to every worker and return the TrajInfos they finished, in worker order.
+
+        Anything that goes wrong between the command sent and the last report (a failed worker,
+        Ctrl-C) shuts everything down before it propagates: a round opened but not waited for would
+        leave master and workers a round apart, the master reading the batch while workers write it.
+        """
+        pool = self._running_pool()
+        try:
+            pool.send(command)
+            if command.kind is CommandKind.EVALUATE:
+                reports = self._serve_evaluation(pool, command.itr)
+            else:
+                reports = self._serve_batch(pool, command.itr)
+        except BaseException:
+            self.shutdown()
+            raise
+        self._n_unfinished = sum(r.n_unfinished for r in reports)
+        return [info for r in reports for info in r.traj_infos]
+
+    def _serve_batch(self, pool: WorkerPool, itr: int) -> list[Report]:
+        """The master's part of a batch round; here the workers do it all."""
+        return pool.gather_reports()
+
+    def _serve_evaluation(self, pool: WorkerPool, itr: int) -> list[Report]:
+        return pool.gather_reports()
+
+    def _running_pool(self) -> WorkerPool:
+        if self.pool is None:
+            raise RuntimeError(
+                f"{type(self).__name__} is not running: call initialize() first (after shutdown() or a failed worker, "
+                "build a new sampler or initialize again)."
+            )
+        return self.pool
+
+    # ---- helpers (rlpyt's names where rlpyt had them) ----
 
     def _get_n_envs_list(self, affinity: dict | None = None, n_worker: int | None = None, B: int | None = None):
         """Envs per worker: ``B`` split evenly, the first workers taking one more when it does not divide;
@@ -227,7 +255,7 @@ class ParallelSamplerBase(BaseSampler):
         return n_envs_list
 
     def _agent_init(self, agent: Any, env: Any, global_B: int = 1, env_ranks: list[int] | None = None) -> None:
-        agent.initialize(env.spaces, share_memory=True, global_B=global_B, env_ranks=env_ranks)
+        agent.initialize(env.spaces, share_memory=not self.gpu, global_B=global_B, env_ranks=env_ranks)
         self.agent = agent
 
     def _build_buffers(self, env: Any, bootstrap_value: bool):
@@ -236,118 +264,62 @@ class ParallelSamplerBase(BaseSampler):
         )
         return examples
 
-    def _build_parallel_ctrl(self, n_worker: int, ctx: Any) -> None:
-        """Shared flags and the two barriers (filled with each worker's pipes as it starts)."""
-        self.ctrl = AttrDict(
-            quit=ctx.RawValue(ctypes.c_bool, False),
-            barrier_in=BarrierIn(),
-            barrier_out=BarrierOut(),
-            do_eval=ctx.RawValue(ctypes.c_bool, False),
-            itr=ctx.RawValue(ctypes.c_int64, 0),
-            n_unfinished=ctx.RawArray(ctypes.c_int64, n_worker),  # eval episodes cut by eval_max_steps
-            errors=WorkerErrors(ctx, n_worker),
-        )
-        self.sync = AttrDict(stop_eval=ctx.RawValue(ctypes.c_bool, False))
+    def _after_start(self, seed: int, env_ranks: list[int], settings: list[WorkerSettings]) -> None:
+        """Called once the workers are up (served samplers prepare the master's agent here)."""
 
-    def _assemble_common_kwargs(
+    def _sampler_spec(
         self, affinity: dict, global_B: int = 1, seed: int = 0, traj_info_kwargs: dict | None = None
-    ) -> dict[str, Any]:
-        return dict(
+    ) -> SamplerSpec:
+        return SamplerSpec(
             EnvCls=self.EnvCls,
             env_kwargs=self.env_kwargs,
-            agent=self.agent,
-            batch_T=self.batch_spec.T,
+            eval_env_kwargs=self.eval_env_kwargs,
             CollectorCls=self.CollectorCls,
+            eval_CollectorCls=self.eval_CollectorCls,
             TrajInfoCls=self.TrajInfoCls,
             traj_info_kwargs=dict(traj_info_kwargs or {}),
-            # The shared values only; the barriers hold the master's pipe ends, which workers must not.
-            ctrl=AttrDict({k: v for k, v in self.ctrl.items() if not k.startswith("barrier")}),
-            max_decorrelation_steps=self.max_decorrelation_steps,
-            torch_threads=affinity.get("worker_torch_threads", None),
+            batch_T=self.batch_spec.T,
             global_B=global_B,
-            seed=seed,  # env seeds are seed + env rank, whichever worker holds the env
-            eval_n_envs=self.eval_n_envs_per if self.eval_n_envs > 0 else 0,
-            eval_CollectorCls=self.eval_CollectorCls,
-            eval_env_kwargs=self.eval_env_kwargs,
+            seed=seed,
+            max_decorrelation_steps=self.max_decorrelation_steps,
             eval_max_T=getattr(self, "eval_max_T", 0),
+            torch_threads=affinity.get("worker_torch_threads", None),
+            agent=None if self.gpu else self.agent,
         )
 
-    def _assemble_workers_kwargs(self, affinity: dict, seed: int, n_envs_list: list[int]) -> list[dict[str, Any]]:
+    def _worker_settings(self, affinity: dict, seed: int, n_envs_list: list[int]) -> list[WorkerSettings]:
+        """Each worker's envs, columns, evaluation share, CPUs and seed."""
         B = sum(n_envs_list)
         global_B = B * self.world_size
         n_eval = max(0, self.eval_n_envs)
         per = n_eval // len(n_envs_list)
+        all_eval_ranks = eval_env_ranks_of(global_B, self.rank, n_eval)
         eval_quotas = episode_quotas(n_eval, self.eval_max_trajectories) if n_eval else []
-        workers_cpus = affinity["workers_cpus"]
         pin = affinity.get("set_affinity", True)
-        workers_kwargs = []
+        settings = []
         i_env = 0
         for rank, n_envs in enumerate(n_envs_list):
-            slice_B = slice(i_env, i_env + n_envs)
             eval_slice = slice(rank * per, (rank + 1) * per)
-            workers_kwargs.append(
-                dict(
+            settings.append(
+                WorkerSettings(
                     rank=rank,
-                    env_ranks=list(range(self.rank * B + i_env, self.rank * B + i_env + n_envs)),
-                    eval_env_ranks=[global_B + self.rank * n_eval + i for i in range(n_eval)][eval_slice],
+                    env_ranks=tuple(range(self.rank * B + i_env, self.rank * B + i_env + n_envs)),
+                    eval_env_ranks=tuple(all_eval_ranks[eval_slice]),
                     eval_max_trajectories=(
                         int(sum(eval_quotas[eval_slice])) if n_eval and self.eval_max_trajectories is not None else None
                     ),
                     seed=derive_seed(seed, WORKER_SEED_DOMAIN, self.rank, rank),  # its global RNGs
-                    cpus=workers_cpus[rank] if pin else None,
-                    n_envs=n_envs,
-                    samples_np=self.samples_np[:, slice_B],
-                    sync=self.sync,
+                    cpus=tuple(affinity["workers_cpus"][rank]) if pin else None,
+                    samples_np=self.samples_np[:, i_env : i_env + n_envs],
+                    **self._step_buffers_of(slice(i_env, i_env + n_envs), eval_slice),
                 )
             )
             i_env += n_envs
-        return workers_kwargs
+        return settings
 
-    # ---- processes ----
-
-    def _running_ctrl(self) -> AttrDict:
-        if self.ctrl is None:
-            raise RuntimeError(
-                f"{type(self).__name__} is not running: call initialize() first (after shutdown() or a failed worker, "
-                "build a new sampler or initialize again)."
-            )
-        return self.ctrl
-
-    def _start(self, process: Any) -> None:
-        try:
-            process.start()
-        except (pickle.PicklingError, AttributeError, TypeError) as e:
-            if self.start_method == "fork":
-                raise
-            raise TypeError(
-                f"Cannot send the sampler's arguments to a {self.start_method} worker: {e}. Under spawn and "
-                "forkserver, EnvCls, env_kwargs, the collectors, TrajInfoCls and the agent must pickle by reference "
-                "(module-level classes and functions, no lambdas or local classes). Move them to an importable "
-                "module, or use start_method='fork'."
-            ) from e
-
-    def _run_round(self, itr: int, evaluation: bool) -> list:
-        """Open one round (a batch, or an evaluation) and return the TrajInfos the workers finished, in
-        worker order.
-
-        Anything that goes wrong between the first flag written and the last arrival (a failed worker,
-        Ctrl-C) shuts everything down before it propagates: a round opened but not waited for would
-        leave master and workers a round apart, the master reading the batch while workers write it.
-        """
-        ctrl, monitor = self._running_ctrl(), self._monitor
-        try:
-            ctrl.itr.value = itr
-            if evaluation:
-                self.sync.stop_eval.value = False
-            ctrl.do_eval.value = evaluation
-            monitor.evaluating = evaluation
-            ctrl.barrier_in.open()
-            payloads = ctrl.barrier_out.wait(monitor)
-            ctrl.do_eval.value = monitor.evaluating = False
-        except BaseException:
-            self.shutdown()
-            raise
-        return [info for payload in payloads if payload for info in pickle.loads(payload)]
+    def _step_buffers_of(self, env_slice: slice, eval_slice: slice) -> dict[str, Any]:
+        """A worker's rows of the step buffers (served samplers)."""
+        return {}
 
     def _check_importable(self, agent: Any, target: Any) -> None:
         """Refuse, before starting anything, what a spawn/forkserver child cannot import."""

@@ -1,24 +1,81 @@
-"""The sampler worker process: builds its envs and collectors, then runs one round per ``barrier_in``."""
+"""The sampler worker process: builds its envs and collectors, then runs one round per command.
+
+What a worker needs arrives as two frozen dataclasses, :class:`SamplerSpec` (the same for every
+worker of a sampler) and :class:`WorkerSettings` (its own envs, columns and CPUs), beside its end of
+the pipes (:class:`~rlrun.samplers.parallel.protocol.WorkerEnd`) and the error slots.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
-import pickle
 import signal
 import sys
 import traceback
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from rlrun.samplers.parallel.sync import ParentWatch
+from rlrun.samplers.builder import close_envs, make_collector, make_envs, make_eval_collector, start_collector
+from rlrun.samplers.parallel.protocol import (
+    CommandKind,
+    ParentWatch,
+    Report,
+    WorkerEnd,
+    WorkerErrors,
+    WorkerQuit,
+    die_with_parent,
+)
 from rlrun.utils.collections import AttrDict
 from rlrun.utils.launching.pinning import pin_to_cpus
 from rlrun.utils.seed import set_seed
 
-__all__ = ["initialize_worker", "sampling_process", "CollectedTrajInfos", "EvalStop"]
+__all__ = [
+    "SamplerSpec",
+    "WorkerSettings",
+    "initialize_worker",
+    "sampling_process",
+    "CollectedTrajInfos",
+    "EvalStop",
+    "StepSignal",
+]
+
+
+@dataclass(frozen=True)
+class SamplerSpec:
+    """What every worker of one sampler shares. ``agent`` is None where the master serves actions."""
+
+    EnvCls: Any
+    env_kwargs: dict
+    eval_env_kwargs: dict
+    CollectorCls: type
+    eval_CollectorCls: type | None
+    TrajInfoCls: type
+    traj_info_kwargs: dict
+    batch_T: int
+    global_B: int
+    seed: int  # env r is seeded with seed + r, whichever worker holds it
+    max_decorrelation_steps: int
+    eval_max_T: int
+    torch_threads: int | None
+    agent: Any = None
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """One worker's share: its envs (global ranks), its columns of the batch, its CPUs and seed."""
+
+    rank: int
+    env_ranks: tuple[int, ...]
+    eval_env_ranks: tuple[int, ...]
+    eval_max_trajectories: int | None
+    seed: int  # of its global RNGs, kept apart from env seeds
+    cpus: tuple[int, ...] | None
+    samples_np: Any
+    step_buffer_np: Any = None  # served samplers: this worker's rows of the step buffer
+    eval_step_buffer_np: Any = None
 
 _log = logging.getLogger(__name__)
 
@@ -54,7 +111,7 @@ class CollectedTrajInfos:
     """The ``traj_infos_queue`` a worker gives its eval collector: ``put`` keeps each TrajInfo in a list.
 
     rlpyt's eval collectors put finished trajectories on a multiprocessing queue, then None as an end
-    marker. Here they reach the master with the worker's arrival at ``barrier_out`` instead, so no
+    marker. Here they reach the master in the worker's end-of-round report instead, so no
     queue, feeder thread or semaphore is needed, and a collector written for rlpyt works unchanged.
     """
 
@@ -79,7 +136,7 @@ class CollectedTrajInfos:
 
 class EvalStop:
     """What a worker's eval collector reads as ``sync.stop_eval``: its ``value`` turns True when the
-    master stops evaluation (shutdown), or once the collector has put this worker's share of
+    master asks the worker to quit, or once the collector has put this worker's share of
     ``eval_max_trajectories`` on its queue.
 
     rlpyt's master counted the trajectories arriving on its queue and set ``stop_eval`` when it had
@@ -87,20 +144,39 @@ class EvalStop:
     env and puts its TrajInfos only at the end, so this flag never cuts it short.
     """
 
-    def __init__(self, shared: Any, queue: CollectedTrajInfos, max_trajectories: int | None) -> None:
-        self._shared = shared
+    def __init__(self, end: WorkerEnd, queue: CollectedTrajInfos, max_trajectories: int | None, served: bool) -> None:
+        self._end = end
         self._queue = queue
         self._max_trajectories = max_trajectories
+        self._served = served  # step signals share the command pipe: look at what was read, not at the pipe
 
     @property
     def value(self) -> bool:
-        if self._shared.value:
+        if self._end.quit_seen if self._served else self._end.quit_requested():
             return True
         return self._max_trajectories is not None and len(self._queue) >= self._max_trajectories
 
-    @value.setter
-    def value(self, stop: bool) -> None:
-        self._shared.value = bool(stop)  # as in rlpyt: one flag for every worker
+
+class StepSignal:
+    """rlpyt's ``sync.obs_ready`` / ``sync.act_ready`` for served collectors: ``obs_ready.release()``
+    tells the master this worker's observations are in the step buffer; ``act_ready.acquire()`` waits
+    until the master has written the actions (or asked the worker to quit)."""
+
+    def __init__(self, end: WorkerEnd, parent: ParentWatch, kind: str) -> None:
+        self._end = end
+        self._parent = parent
+        self._kind = kind
+
+    def release(self) -> None:
+        if self._kind != "obs_ready":
+            raise RuntimeError("A worker releases obs_ready and acquires act_ready, not the other way round.")
+        self._end.observations_ready()
+
+    def acquire(self, block: bool = True, timeout: float | None = None) -> bool:
+        if self._kind != "act_ready":
+            raise RuntimeError("A worker releases obs_ready and acquires act_ready, not the other way round.")
+        self._end.wait_actions(self._parent)
+        return True
 
 
 def _exit_on_sigterm(signum, frame) -> None:
@@ -108,92 +184,102 @@ def _exit_on_sigterm(signum, frame) -> None:
     raise SystemExit(128 + signum)
 
 
-def sampling_process(common_kwargs: dict[str, Any], worker_kwargs: dict[str, Any]) -> None:
-    """Target of each worker process (see ``ParallelSamplerBase._assemble_*_kwargs`` for the keys).
+def sampling_process(spec: SamplerSpec, settings: WorkerSettings, end: WorkerEnd, errors: WorkerErrors) -> None:
+    """Target of each worker process: build, report ready, then one round per command until QUIT.
 
     Any exception is written to the worker's error slot, with its traceback, and the worker exits;
-    the master raises it as :class:`~rlrun.samplers.parallel.sync.SamplerWorkerError`.
+    the master raises it as :class:`~rlrun.samplers.parallel.protocol.SamplerWorkerError`.
     """
-    c, w = AttrDict(common_kwargs), AttrDict(worker_kwargs)
-    ctrl, link = c.ctrl, w.link
+    die_with_parent()  # first: a master killed from here on takes this worker with it
     parent = ParentWatch()
     # Ctrl-C in a terminal reaches every process of the group; the master alone decides what follows.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    end.enable_stack_dumps()
+    w, served = settings, spec.agent is None
     envs: list = []
     eval_envs: list = []
     exit_code = 0
     try:
-        initialize_worker(w.rank, w.seed, w.cpus, c.torch_threads)
-        agent = c.agent
-        envs = [c.EnvCls(**c.env_kwargs) for _ in w.env_ranks]
-        for env, env_rank in zip(envs, w.env_ranks):
-            env.seed(c.seed + env_rank)
-        agent.collector_initialize(global_B=c.global_B, env_ranks=w.env_ranks)
-        collector = c.CollectorCls(
+        if not parent.alive():
+            return
+        initialize_worker(w.rank, w.seed, w.cpus, spec.torch_threads)
+        agent = spec.agent
+        envs = make_envs(spec.EnvCls, spec.env_kwargs, w.env_ranks, spec.seed)
+        if agent is not None:
+            agent.collector_initialize(global_B=spec.global_B, env_ranks=list(w.env_ranks))
+        sync = AttrDict()
+        if served:
+            sync.update(obs_ready=StepSignal(end, parent, "obs_ready"), act_ready=StepSignal(end, parent, "act_ready"))
+        collector = make_collector(
+            spec.CollectorCls,
             rank=w.rank,
             envs=envs,
             samples_np=w.samples_np,
-            batch_T=c.batch_T,
-            TrajInfoCls=c.TrajInfoCls,
+            batch_T=spec.batch_T,
+            TrajInfoCls=spec.TrajInfoCls,
             agent=agent,
-            sync=w.sync,
-            global_B=c.global_B,
+            global_B=spec.global_B,
             env_ranks=w.env_ranks,
-            traj_info_kwargs=c.traj_info_kwargs,
+            traj_info_kwargs=spec.traj_info_kwargs,
+            sync=sync,
+            step_buffer_np=w.step_buffer_np,
         )
         eval_collector = None
         eval_queue = CollectedTrajInfos()
-        if c.eval_n_envs > 0:
-            eval_envs = [c.EnvCls(**c.eval_env_kwargs) for _ in w.eval_env_ranks]
-            for env, env_rank in zip(eval_envs, w.eval_env_ranks):
-                env.seed(c.seed + env_rank)
-            eval_collector = c.eval_CollectorCls(
+        if w.eval_env_ranks:
+            eval_envs = make_envs(spec.EnvCls, spec.eval_env_kwargs, w.eval_env_ranks, spec.seed)
+            eval_collector = make_eval_collector(
+                spec.eval_CollectorCls,
                 rank=w.rank,
                 envs=eval_envs,
-                TrajInfoCls=c.TrajInfoCls,
-                traj_infos_queue=eval_queue,  # emptied into this worker's arrival at barrier_out
-                max_T=c.eval_max_T,
+                TrajInfoCls=spec.TrajInfoCls,
+                max_T=spec.eval_max_T,
                 agent=agent,
-                sync=AttrDict(w.sync, stop_eval=EvalStop(w.sync.stop_eval, eval_queue, w.eval_max_trajectories)),
                 max_trajectories=w.eval_max_trajectories,
                 env_ranks=w.eval_env_ranks,
-                traj_info_kwargs=c.traj_info_kwargs,
+                traj_info_kwargs=spec.traj_info_kwargs,
+                traj_infos_queue=eval_queue,  # emptied into this worker's report
+                sync=AttrDict(sync, stop_eval=EvalStop(end, eval_queue, w.eval_max_trajectories, served)),
+                step_buffer_np=w.eval_step_buffer_np,
             )
-        agent_inputs, traj_infos = collector.start_envs(c.max_decorrelation_steps, decorrelation_seed=c.seed)
-        agent.seed_env_streams(c.seed, w.env_ranks, eval_env_ranks=w.eval_env_ranks)
-        collector.start_agent()
-        link.arrive()  # ready: the master returns from initialize
+        agent_inputs, traj_infos = start_collector(collector, spec.max_decorrelation_steps, spec.seed)
+        if served:
+            step = w.step_buffer_np
+            step.observation[:] = agent_inputs.observation
+            step.action[:] = agent_inputs.prev_action
+            step.reward[:] = agent_inputs.prev_reward
+        else:
+            agent.seed_env_streams(spec.seed, list(w.env_ranks), eval_env_ranks=list(w.eval_env_ranks))
+            collector.start_agent()
+        end.report(Report())  # ready: the master returns from initialize
 
-        while link.wait_turn(parent):  # barrier_in
-            if ctrl.quit.value:
-                break
-            itr = ctrl.itr.value
-            if ctrl.do_eval.value:
-                returned = eval_collector.collect_evaluation(itr)
+        while (command := end.next_command(parent)).kind is not CommandKind.QUIT:
+            if command.kind is CommandKind.EVALUATE:
+                returned = eval_collector.collect_evaluation(command.itr)
                 # rlpyt's eval collectors put their TrajInfos on the queue; rlrun's also return them.
                 completed = eval_queue.take() or list(returned or [])
-                ctrl.n_unfinished[w.rank] = getattr(eval_collector, "n_unfinished", 0)
+                report = Report(completed, int(getattr(eval_collector, "n_unfinished", 0)))
             else:
-                agent.sample_mode(itr)
+                if agent is not None:
+                    agent.sample_mode(command.itr)
                 collector.reset_if_needed(agent_inputs)
-                agent_inputs, traj_infos, completed = collector.collect_batch(agent_inputs, traj_infos, itr)
-            link.arrive(pickle.dumps(completed) if completed else b"")  # barrier_out
+                agent_inputs, traj_infos, completed = collector.collect_batch(agent_inputs, traj_infos, command.itr)
+                report = Report(list(completed))
+            end.report(report)
+    except WorkerQuit:  # told to quit mid-round
+        pass
     except Exception:
-        ctrl.errors.report(w.rank, traceback.format_exc())
+        errors.report(w.rank, traceback.format_exc())
         try:
-            link.arrive()  # wake the master now rather than at its next look
+            end.failed()  # wake the master now rather than at its next look
         except OSError:
             pass
         exit_code = 1
     except SystemExit as e:  # SIGTERM from the master
         exit_code = e.code if isinstance(e.code, int) else 1
     finally:
-        for env in envs + eval_envs:
-            try:
-                env.close()
-            except Exception:
-                _log.exception("Sampler worker %d: error while closing an env.", w.rank)
+        close_envs(envs + eval_envs)
     _exit(exit_code)
 
 

@@ -1,6 +1,7 @@
 """Envs that fail on purpose inside sampler workers, in a module spawned children can import.
 
-The sampler seeds env rank ``r`` with ``seed + r``, so ``fail_seed=seed + r`` picks env rank ``r``;
+The sampler seeds env rank ``r`` with ``seed + r``, so ``fail_seed=seed + r`` picks env rank ``r``
+(``"all"`` picks every env);
 ``fail_worker`` picks a worker by its process name (``sampler_worker_<rank>``).
 """
 
@@ -23,7 +24,9 @@ class FaultyCartPole(GymEnvWrapper):
 
     ``fail_in``: "init" (construction in worker ``fail_worker``), "reset" or "step" (the env seeded
     with ``fail_seed``, at its ``fail_step``-th step counted over episodes), "kill" (SIGKILL to its own
-    process at that step). ``step_sleep`` seconds per step make batches slow enough to interrupt.
+    process at that step), "hang" (a busy Python loop that never returns, at that step, or in __init__
+    of worker ``fail_worker`` with ``fail_in="hang_init"``), "sleep" (one very long C call at that
+    step). ``step_sleep`` seconds per step make batches slow enough to interrupt.
     """
 
     def __init__(
@@ -34,8 +37,11 @@ class FaultyCartPole(GymEnvWrapper):
         fail_worker: int | None = None,
         step_sleep: float = 0.0,
     ) -> None:
-        if fail_in == "init" and mp.current_process().name == f"sampler_worker_{fail_worker}":
+        in_chosen_worker = mp.current_process().name == f"sampler_worker_{fail_worker}"
+        if fail_in == "init" and in_chosen_worker:
             raise RuntimeError(f"{FAILURE_TEXT} in __init__")
+        if fail_in == "hang_init" and in_chosen_worker:
+            hang_forever()
         super().__init__(gymnasium.make("CartPole-v1"))
         self.fail_in = fail_in
         self.fail_seed = fail_seed
@@ -50,7 +56,7 @@ class FaultyCartPole(GymEnvWrapper):
 
     @property
     def chosen(self) -> bool:
-        return self.seeded_with is not None and self.seeded_with == self.fail_seed
+        return self.seeded_with is not None and self.fail_seed in (self.seeded_with, "all")
 
     def reset(self):
         if self.fail_in == "reset" and self.chosen:
@@ -67,4 +73,15 @@ class FaultyCartPole(GymEnvWrapper):
                     raise RuntimeError(f"{FAILURE_TEXT} at step {self.n_steps}")
                 if self.fail_in == "kill":
                     os.kill(os.getpid(), signal.SIGKILL)
+                if self.fail_in == "hang":
+                    hang_forever()
+                if self.fail_in == "sleep":
+                    time.sleep(3600)
         return super().step(action)
+
+
+def hang_forever() -> None:
+    """Never returns and never waits: the Python loop of a buggy env."""
+    n = 0
+    while True:
+        n += 1

@@ -220,7 +220,7 @@ def test_worker_global_seeds_differ_from_env_seeds_and_between_ranks(leak_check)
         sampler = cpu_sampler(B=4)
         start(sampler, seed=7, world_size=2, rank=rank)
         affinity = dict(workers_cpus=((0,), (0,)), set_affinity=False)
-        seeds += [w["seed"] for w in sampler._assemble_workers_kwargs(affinity, 7, [2, 2])]
+        seeds += [w.seed for w in sampler._worker_settings(affinity, 7, [2, 2])]
         sampler.shutdown()
     assert len(set(seeds)) == 4
     assert not set(seeds) & {7 + env_rank for env_rank in range(8)}

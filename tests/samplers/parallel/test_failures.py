@@ -23,7 +23,7 @@ from parallel_helpers import cpu_sampler, start, workers
 from rlrun.agents.pg.categorical import CategoricalPgAgent
 from rlrun.algos.pg.a2c import A2C
 from rlrun.runners.minibatch_rl import MinibatchRl
-from rlrun.samplers.parallel.sync import SamplerWorkerError
+from rlrun.samplers.parallel.protocol import SamplerWorkerError
 
 pytestmark = pytest.mark.timeout(60)
 SEED = 10
@@ -118,21 +118,21 @@ def test_env_raising_during_evaluation_names_the_workers_eval_envs(leak_check):
 
 @pytest.mark.parametrize("evaluation", [False, True])
 def test_ctrl_c_just_after_a_round_opens_shuts_down_instead_of_leaving_workers_a_round_ahead(evaluation, leak_check):
-    """The round's turns are out, the master has not started waiting: workers must not carry on alone."""
+    """The round's command is out, the master has not started waiting: workers must not carry on alone."""
     sampler = cpu_sampler(B=4, eval_n_envs=2, eval_max_steps=20_000)
     start(sampler)
-    barrier_in = sampler.ctrl.barrier_in
-    open_round = barrier_in.open
+    pool = sampler.pool
+    send = pool.send
 
-    def open_then_interrupt():
-        open_round()
-        barrier_in.open = open_round  # once: shutdown opens a last round to tell the workers to quit
+    def send_then_interrupt(command):
+        send(command)
+        pool.send = send  # once: shutdown sends a last command to tell the workers to quit
         raise KeyboardInterrupt
 
-    barrier_in.open = open_then_interrupt
+    pool.send = send_then_interrupt
     with pytest.raises(KeyboardInterrupt):
         sampler.evaluate_agent(0) if evaluation else sampler.obtain_samples(0)
-    assert sampler.ctrl is None and sampler.workers == []
+    assert sampler.pool is None and sampler.workers == []
     leak_check.assert_clean()
     with pytest.raises(RuntimeError, match="not running"):
         sampler.obtain_samples(1)

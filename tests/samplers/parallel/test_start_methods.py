@@ -18,7 +18,7 @@ from faulty_envs import FAILURE_TEXT, FaultyCartPole
 from parallel_helpers import cpu_sampler, start
 
 from rlrun.envs.gym import GymEnvWrapper
-from rlrun.samplers.parallel.sync import SamplerWorkerError
+from rlrun.samplers.parallel.protocol import SamplerWorkerError
 from rlrun.utils.buffer import buffer_method
 
 pytestmark = pytest.mark.timeout(120)
