@@ -15,7 +15,11 @@ from typing import Any
 
 __all__ = [
     "make_envs",
-    "close_envs", "make_collector", "make_eval_collector", "start_collector", "eval_env_ranks_of",
+    "close_envs",
+    "make_collector",
+    "make_eval_collector",
+    "start_collector",
+    "eval_env_ranks_of",
 ]
 
 _log = logging.getLogger(__name__)

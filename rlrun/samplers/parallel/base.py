@@ -64,7 +64,11 @@ class ParallelSamplerBase(BaseSampler):
     alternating = False
 
     def __init__(
-        self, *args: Any, start_method: str | None = None, worker_timeout: float | None = DEFAULT_TIMEOUT_S, **kwargs: Any
+        self,
+        *args: Any,
+        start_method: str | None = None,
+        worker_timeout: float | None = DEFAULT_TIMEOUT_S,
+        **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         self.start_method = resolve_start_method(start_method)
@@ -154,7 +158,11 @@ class ParallelSamplerBase(BaseSampler):
             raise
         self._after_start(seed, env_ranks, settings)
         _log.info(
-            "%s started %d workers (%s), envs per worker %s.", type(self).__name__, n_worker, self.start_method, n_envs_list
+            "%s started %d workers (%s), envs per worker %s.",
+            type(self).__name__,
+            n_worker,
+            self.start_method,
+            n_envs_list,
         )
         return examples
 

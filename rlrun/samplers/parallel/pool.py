@@ -312,9 +312,7 @@ class WorkerPool:
             hint = "Its collector signalled more steps than the batch has."
         else:
             hint = "Its collector does not follow the sampler's step protocol."
-        raise self._error(
-            rank, f"sent {describe_message(tag, value)} while the master waited for {wanted}. {hint}"
-        )
+        raise self._error(rank, f"sent {describe_message(tag, value)} while the master waited for {wanted}. {hint}")
 
     def _stopped_ranks(self) -> list[int]:
         stopped = []
@@ -349,7 +347,9 @@ class WorkerPool:
                 break
             chunks.append(chunk)
         if not chunks:
-            return "(no stack: the worker did not answer within 1 s; it may be stuck in native code with signals blocked)"
+            return (
+                "(no stack: the worker did not answer within 1 s; it may be stuck in native code with signals blocked)"
+            )
         return b"".join(chunks).decode("utf-8", "replace").rstrip()
 
     # ---- stopping ----
@@ -374,7 +374,9 @@ class WorkerPool:
                 left = [p for p in self.processes if p.exitcode is None]
                 if not left:
                     break
-                _log.warning("Sampler workers %s did not quit in time; sending %s.", [p.name for p in left], stop.upper())
+                _log.warning(
+                    "Sampler workers %s did not quit in time; sending %s.", [p.name for p in left], stop.upper()
+                )
                 for p in left:
                     getattr(p, stop)()
                 deadline = time.monotonic() + wait_s

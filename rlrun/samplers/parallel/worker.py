@@ -77,6 +77,7 @@ class WorkerSettings:
     step_buffer_np: Any = None  # served samplers: this worker's rows of the step buffer
     eval_step_buffer_np: Any = None
 
+
 _log = logging.getLogger(__name__)
 
 

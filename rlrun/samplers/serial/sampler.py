@@ -8,6 +8,14 @@ from typing import Any
 from rlrun.envs.validation import validate_env
 from rlrun.samplers.base import BaseSampler
 from rlrun.samplers.buffer import build_samples_buffer
+from rlrun.samplers.builder import (
+    close_envs,
+    eval_env_ranks_of,
+    make_collector,
+    make_envs,
+    make_eval_collector,
+    start_collector,
+)
 from rlrun.samplers.collectors import EvalCollector, ResetCollector
 from rlrun.utils.seed import make_seed
 
@@ -63,10 +71,9 @@ class SerialSampler(BaseSampler):
         finally:
             example_env.close()
 
-        self.envs = [self.EnvCls(**self.env_kwargs) for _ in range(B)]
-        for env, env_rank in zip(self.envs, env_ranks):
-            env.seed(seed + env_rank)
-        self.collector = self.CollectorCls(
+        self.envs = make_envs(self.EnvCls, self.env_kwargs, env_ranks, seed)
+        self.collector = make_collector(
+            self.CollectorCls,
             rank=0,
             envs=self.envs,
             samples_np=samples_np,
@@ -77,12 +84,11 @@ class SerialSampler(BaseSampler):
             env_ranks=env_ranks,
             traj_info_kwargs=traj_info_kwargs,
         )
+        eval_ranks = eval_env_ranks_of(global_B, rank, max(0, self.eval_n_envs))
         if self.eval_n_envs > 0:
-            self.eval_envs = [self.EnvCls(**self.eval_env_kwargs) for _ in range(self.eval_n_envs)]
-            eval_ranks = [global_B + rank * self.eval_n_envs + i for i in range(self.eval_n_envs)]
-            for env, env_rank in zip(self.eval_envs, eval_ranks):
-                env.seed(seed + env_rank)
-            self.eval_collector = self.eval_CollectorCls(
+            self.eval_envs = make_envs(self.EnvCls, self.eval_env_kwargs, eval_ranks, seed)
+            self.eval_collector = make_eval_collector(
+                self.eval_CollectorCls,
                 rank=0,
                 envs=self.eval_envs,
                 TrajInfoCls=self.TrajInfoCls,
@@ -92,10 +98,7 @@ class SerialSampler(BaseSampler):
                 env_ranks=eval_ranks,
                 traj_info_kwargs=traj_info_kwargs,
             )
-        self.agent_inputs, self.traj_infos = self.collector.start_envs(
-            self.max_decorrelation_steps, decorrelation_seed=seed
-        )
-        eval_ranks = self.eval_collector.env_ranks if self.eval_n_envs > 0 else []
+        self.agent_inputs, self.traj_infos = start_collector(self.collector, self.max_decorrelation_steps, seed)
         agent.seed_env_streams(seed, env_ranks, eval_env_ranks=eval_ranks)
         self.collector.start_agent()
         self.agent = agent
@@ -133,8 +136,4 @@ class SerialSampler(BaseSampler):
         if self._closed:
             return
         self._closed = True
-        for env in self.envs + self.eval_envs:
-            try:
-                env.close()
-            except Exception:  # closing must not mask the error that led here
-                _log.exception("Error while closing an env.")
+        close_envs(self.envs + self.eval_envs)
