@@ -17,6 +17,7 @@ from rlrun.utils.collections import is_namedtuple
 
 __all__ = [
     "EnvValidationError",
+    "env_name",
     "validate_env",
     "check_observation",
     "check_action",
@@ -26,10 +27,24 @@ __all__ = [
 
 
 class EnvValidationError(ValueError):
-    """An env produced or was given a value that disagrees with its declared spaces."""
+    """An env produced or was given a value that disagrees with its declared spaces.
+
+    Errors raised while sampling also say which env, which value and when: ``env_rank``, ``field``
+    (``"observation"``, ``"observation.<name>"`` or ``"reward"``) and ``where`` (e.g.
+    ``"step() at itr 3, t 7"``); they are None for errors found at start-up.
+    """
+
+    def __init__(
+        self, message: str, *, env_rank: int | None = None, field: str | None = None, where: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.env_rank = env_rank
+        self.field = field
+        self.where = where
 
 
-def _env_name(env: Any) -> str:
+def env_name(env: Any) -> str:
+    """The env's class, with the wrapped Gymnasium env's id where there is one: ``GymEnvWrapper(CartPole-v1)``."""
     inner = getattr(env, "env", None)
     name = type(env).__name__
     if inner is not None and not isinstance(inner, (str, bytes)):
@@ -37,6 +52,9 @@ def _env_name(env: Any) -> str:
         env_id = getattr(spec, "id", None)
         name += f"({env_id or type(inner).__name__})"
     return name
+
+
+_env_name = env_name  # the name this module's messages use
 
 
 def check_observation(env: Any, observation: Any, space: Space, where: str, check_nan: bool = True) -> None:

@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 
 from rlrun.envs.traj_info import TrajInfo
+from rlrun.envs.validation import check_observation
+from rlrun.samplers.step_checks import check_finite_batch, has_floating_fields, store_observation
 from rlrun.utils.buffer import buffer_from_example, numpify_buffer, torchify_buffer
 from rlrun.utils.collections import namedarraytuple
 
@@ -112,33 +114,51 @@ class DecorrelatingStartCollector(BaseCollector):
 
     def start_envs(self, max_decorrelation_steps: int = 0, decorrelation_seed: int | None = None):
         traj_infos = [self.new_traj_info() for _ in self.envs]
-        example_obs = None
-        observations = []
+        observations, wheres = [], []
         for b, env in enumerate(self.envs):
             observation = env.reset()
+            where = "reset()"
             if max_decorrelation_steps > 0:
                 seed = None if decorrelation_seed is None else decorrelation_seed + self.env_ranks[b]
                 rng = np.random.default_rng(seed)
                 env.action_space.seed(int(rng.integers(2**31)))
                 n_steps = int(rng.integers(max_decorrelation_steps + 1))
-                for _ in range(n_steps):
+                for i in range(n_steps):
                     action = env.action_space.sample()
                     o, r, d, env_info = env.step(action)
+                    where = f"decorrelation step() {i + 1} of {n_steps}"
+                    # The agent never sees these steps, but their rewards reach the logged returns.
+                    check_finite_batch(
+                        None, np.array([r], dtype=np.float64), envs=[env], env_ranks=[self.env_ranks[b]], where=where
+                    )
                     traj_infos[b].step(observation, action, r, d, None, env_info)
                     if getattr(env_info, "traj_done", d):
                         traj_infos[b] = self.new_traj_info()
                     observation = env.reset() if d else o
+                    if d:
+                        where = f"reset() after decorrelation step() {i + 1} of {n_steps}"
             observations.append(observation)
-            example_obs = observation
-        observation = buffer_from_example(example_obs, len(self.envs))
+            wheres.append(where)
+        # Every env's first observation goes through the same checks as later ones, into an array of
+        # the batch's own dtype, so none is truncated when the batch is written.
+        observation = buffer_from_example(self._observation_example(observations[0]), len(self.envs))
         for b, o in enumerate(observations):
-            observation[b] = o
+            store_observation(observation, b, o, env=self.envs[b], env_rank=self.env_ranks[b], where=wheres[b])
+            check_finite_batch(
+                observation[b : b + 1], None, envs=[self.envs[b]], env_ranks=[self.env_ranks[b]], where=wheres[b]
+            )
         act_space = self.envs[0].action_space
         prev_action = buffer_from_example(act_space.null_value(), len(self.envs))
         for b in range(len(self.envs)):
             prev_action[b] = act_space.null_value()
         prev_reward = np.zeros(len(self.envs), dtype=np.float32)
         return AgentInputs(observation, prev_action, prev_reward), traj_infos
+
+    def _observation_example(self, first_observation: Any) -> Any:
+        """One observation with the samples buffer's dtype and shape (built from the first env at start-up),
+        or ``first_observation`` for a collector without that buffer."""
+        buffer = getattr(getattr(self.samples_np, "env", None), "observation", None)
+        return first_observation if buffer is None else buffer[0, 0]
 
 
 class ResetCollector(DecorrelatingStartCollector):
@@ -152,13 +172,20 @@ class ResetCollector(DecorrelatingStartCollector):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.need_reset = np.zeros(len(self.envs), dtype=bool)
+        self._last_itr: int | None = None  # names the batch in errors from reset_if_needed
 
     def reset_if_needed(self, agent_inputs) -> None:
         observation = agent_inputs.observation
-        for b in np.flatnonzero(self.need_reset):
-            observation[b] = self.envs[b].reset()
+        reset = np.flatnonzero(self.need_reset)
+        if not reset.size:
+            return
+        where = f"reset() before the batch after itr {self._last_itr}"
+        for b in reset:
+            env = self.envs[b]
+            store_observation(observation, b, env.reset(), env=env, env_rank=self.env_ranks[b], where=where)
             self.agent.reset_one(idx=b)
         self.need_reset[:] = False
+        check_finite_batch(observation, None, envs=self.envs, env_ranks=self.env_ranks, where=where)
 
     def collect_batch(self, agent_inputs, traj_infos, itr):
         agent_buf, env_buf = self.samples_np.agent, self.samples_np.env
@@ -167,13 +194,18 @@ class ResetCollector(DecorrelatingStartCollector):
         agent_buf.prev_action[0] = action
         env_buf.prev_reward[0] = reward
         need_reset = self.need_reset
+        envs, env_ranks = self.envs, self.env_ranks
+        self._last_itr = itr
+        # Integer observations (Atari's uint8) cannot hold NaN: their check is skipped for the whole batch.
+        finite_obs = observation if has_floating_fields(observation) else None
         completed_infos = []
         for t in range(self.batch_T):
             env_buf.observation[t] = observation
             agent_step = self.agent.step(obs_pyt, act_pyt, rew_pyt)
             action[:] = numpify_buffer(agent_step.action)  # act_pyt views the same memory
             agent_info = numpify_buffer(agent_step.agent_info)
-            for b, env in enumerate(self.envs):
+            where = f"step() at itr {itr}, t {t}"
+            for b, env in enumerate(envs):
                 if need_reset[b]:  # waiting for the batch end: filler step
                     reward[b] = 0
                     env_buf.done[t, b] = True
@@ -187,14 +219,26 @@ class ResetCollector(DecorrelatingStartCollector):
                     if self.mid_batch_reset:
                         o = env.reset()
                         self.agent.reset_one(idx=b)
+                        store_observation(
+                            observation, b, o, env=env, env_rank=env_ranks[b], where=f"reset() after the done {where}"
+                        )
                     else:
                         need_reset[b] = True
-                if not need_reset[b]:
-                    observation[b] = o
+                else:
+                    store_observation(observation, b, o, env=env, env_rank=env_ranks[b], where=where)
                 reward[b] = r
                 env_buf.done[t, b] = d
                 if env_info:
                     env_buf.env_info[t, b] = env_info
+            # Before the agent acts on these observations at t + 1 (or the bootstrap value reads them).
+            check_finite_batch(
+                finite_obs,
+                reward,
+                envs=envs,
+                env_ranks=env_ranks,
+                where=where,
+                reset_mask=env_buf.done[t] if self.mid_batch_reset else None,
+            )
             agent_buf.action[t] = action
             env_buf.reward[t] = reward
             if agent_info:
@@ -276,10 +320,19 @@ class EvalCollector(BaseEvalCollector):
         quotas = episode_quotas(n, self.max_trajectories)
         traj_infos = [self.new_traj_info() for _ in range(n)]
         completed: list[TrajInfo] = []
-        observations = [env.reset() for env in self.envs]
+        envs, env_ranks = self.envs, self.env_ranks
+        observations = [env.reset() for env in envs]
+        where = f"reset() at the start of the evaluation at itr {itr}"
+        # Eval envs are not validated at start-up: the first one's observation, which sets the dtype the
+        # others are stored in, gets the start-up check here.
+        space = getattr(envs[0], "observation_space", None)
+        if hasattr(space, "mismatch"):
+            check_observation(envs[0], observations[0], space, f"{where} (env rank {env_ranks[0]})")
         observation = buffer_from_example(observations[0], n)
         for b, o in enumerate(observations):
-            observation[b] = o
+            store_observation(observation, b, o, env=envs[b], env_rank=env_ranks[b], where=where)
+        check_finite_batch(observation, None, envs=envs, env_ranks=env_ranks, where=where)
+        finite_obs = observation if has_floating_fields(observation) else None
         act_space = self.envs[0].action_space
         action = buffer_from_example(act_space.null_value(), n)
         reward = np.zeros(n, dtype=np.float32)
@@ -288,14 +341,17 @@ class EvalCollector(BaseEvalCollector):
         self.agent.reset()
         self.agent.eval_mode(itr)
         stop_eval = getattr(self.sync, "stop_eval", None)  # set by a parallel sampler that shuts down
-        for _ in range(self.max_T):
+        done = np.zeros(n, dtype=bool)
+        for t in range(self.max_T):
             if not active.any() or (stop_eval is not None and stop_eval.value):
                 break
             agent_step = self.agent.step(obs_pyt, act_pyt, rew_pyt)
             action[:] = numpify_buffer(agent_step.action)
             agent_info = numpify_buffer(agent_step.agent_info)
+            where = f"evaluation step() at itr {itr}, t {t}"
+            done[:] = False
             for b in np.flatnonzero(active):
-                env = self.envs[b]
+                env = envs[b]
                 o, r, d, env_info = env.step(action[b])
                 traj_infos[b].step(observation[b], action[b], r, d, agent_info[b] if agent_info else None, env_info)
                 if getattr(env_info, "traj_done", d):
@@ -306,8 +362,14 @@ class EvalCollector(BaseEvalCollector):
                 if d:
                     o = env.reset()
                     self.agent.reset_one(idx=b)
-                observation[b] = o
+                    done[b] = True
+                    store_observation(
+                        observation, b, o, env=env, env_rank=env_ranks[b], where=f"reset() after the done {where}"
+                    )
+                else:
+                    store_observation(observation, b, o, env=env, env_rank=env_ranks[b], where=where)
                 reward[b] = r
+            check_finite_batch(finite_obs, reward, envs=envs, env_ranks=env_ranks, where=where, reset_mask=done)
         self.n_unfinished = int(quotas.sum())
         if self.traj_infos_queue is not None:
             for info in completed:
