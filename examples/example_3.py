@@ -2,9 +2,13 @@
 
     python examples/example_3.py --game pong --sample_mode serial
     python examples/example_3.py --game pong --sample_mode cpu --n_parallel 2   # 2 worker processes
+    python examples/example_3.py --sample_mode gpu --cuda_idx 0          # workers step envs, the GPU acts
+    python examples/example_3.py --sample_mode alternating               # two worker groups take turns
     python examples/example_3.py --n_steps 400 --log_interval_steps 80   # a smoke run
 
-Samplers available today: serial and cpu. (gpu and alternating follow.)
+serial: envs and agent in this process. cpu: each worker runs its envs and the agent. gpu: workers
+step envs, this process acts for all of them in one batch (on the GPU with --cuda_idx, else the
+CPU). alternating: gpu with two groups of workers, so acting for one group overlaps the other's steps.
 """
 
 from __future__ import annotations
@@ -16,10 +20,12 @@ from rlrun.algos.pg.a2c import A2C
 from rlrun.envs.atari.atari_env import AtariEnv, AtariTrajInfo
 from rlrun.runners.minibatch_rl import MinibatchRl
 from rlrun.samplers.parallel.cpu.sampler import CpuSampler
+from rlrun.samplers.parallel.gpu.alternating_sampler import AlternatingSampler
+from rlrun.samplers.parallel.gpu.sampler import GpuSampler
 from rlrun.samplers.serial.sampler import SerialSampler
 from rlrun.utils.logging.context import logger_context
 
-SAMPLERS = {"serial": SerialSampler, "cpu": CpuSampler}
+SAMPLERS = {"serial": SerialSampler, "cpu": CpuSampler, "gpu": GpuSampler, "alternating": AlternatingSampler}
 
 
 def build_and_train(
@@ -34,6 +40,8 @@ def build_and_train(
     if sample_mode not in SAMPLERS:
         raise SystemExit(f"--sample_mode {sample_mode!r} is not available; choose from {sorted(SAMPLERS)}.")
     affinity = dict(cuda_idx=cuda_idx, workers_cpus=list(range(n_parallel)))
+    if sample_mode == "alternating":  # two workers per CPU, one of each group
+        affinity.update(workers_cpus=affinity["workers_cpus"] * 2, alternating=True)
     sampler = SAMPLERS[sample_mode](
         EnvCls=AtariEnv,
         TrajInfoCls=AtariTrajInfo,

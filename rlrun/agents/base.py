@@ -221,6 +221,25 @@ class BaseAgent:
         uniform = streams.uniform(self.distribution.n_uniforms)
         return uniform if shape else uniform[0]
 
+    # --- state between steps, for samplers that serve several env groups -------------------------
+
+    _step_state_fields: tuple[str, ...] = ("_mode", "_sample_streams", "_eval_streams")
+
+    def get_step_state(self) -> dict[str, Any]:
+        """What this agent carries from one ``step`` to the next for its envs: the mode and the per-env
+        random streams (and, in recurrent agents, the RNN state).
+
+        A sampler that serves two groups of envs in turn (:class:`AlternatingSampler
+        <rlrun.samplers.parallel.gpu.alternating_sampler.AlternatingSampler>`) keeps one such state per
+        group and swaps it in with :meth:`set_step_state` before stepping that group, so any agent
+        serves both halves of the batch without knowing about groups.
+        """
+        return {name: getattr(self, name) for name in self._step_state_fields}
+
+    def set_step_state(self, state: Mapping[str, Any]) -> None:
+        for name in self._step_state_fields:
+            setattr(self, name, state[name])
+
     # --- modes -----------------------------------------------------------------------------------
 
     def train_mode(self, itr: int) -> None:
@@ -281,6 +300,7 @@ class RecurrentAgentMixin:
     """
 
     recurrent = True
+    _step_state_fields = (*BaseAgent._step_state_fields, "_prev_rnn_state", "_sample_rnn_state")
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

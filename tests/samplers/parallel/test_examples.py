@@ -1,4 +1,4 @@
-"""The CPU-sampler examples run end to end as real scripts (a few iterations each)."""
+"""The parallel-sampler examples run end to end as real scripts (a few iterations each)."""
 
 from __future__ import annotations
 
@@ -34,8 +34,9 @@ def test_cartpole_cpu_sampler_example_trains_and_evaluates(tmp_path):
 
 
 @pytest.mark.timeout(180)
-def test_example_3_runs_with_the_cpu_sampler(tmp_path):
-    args = ["--sample_mode", "cpu", "--n_parallel", "2", "--n_steps", "320", "--log_interval_steps", "160"]
+@pytest.mark.parametrize("sample_mode", ["cpu", "gpu", "alternating"])
+def test_example_3_runs_with_each_parallel_sampler(sample_mode, tmp_path):
+    args = ["--sample_mode", sample_mode, "--n_parallel", "2", "--n_steps", "320", "--log_interval_steps", "160"]
     run_example("example_3.py", args, tmp_path)
     (progress,) = glob.glob(str(tmp_path / "data" / "local" / "*" / "example_3" / "run_0" / "progress.csv"))
     with open(progress) as f:

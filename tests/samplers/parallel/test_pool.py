@@ -79,7 +79,9 @@ def test_worker_killed_by_a_signal_wakes_the_waiting_master_at_once():
     os.kill(pool.processes[0].pid, signal.SIGKILL)
     pool.send(Command(CommandKind.COLLECT, 0))
     t0 = time.monotonic()
-    with pytest.raises(SamplerWorkerError, match=r"worker 0 \(env ranks \[0, 1\]\) stopped unexpectedly with signal SIGKILL"):
+    with pytest.raises(
+        SamplerWorkerError, match=r"worker 0 \(env ranks \[0, 1\]\) stopped unexpectedly with signal SIGKILL"
+    ):
         pool.gather_reports()
     assert time.monotonic() - t0 < 1.0
     pool.stop()
@@ -103,7 +105,9 @@ def test_a_worker_killed_after_reporting_neither_spins_the_master_nor_goes_unrep
     pool.gather_reports()
     pool.send(Command(CommandKind.COLLECT, 1))
     cpu_before = time.process_time()
-    with pytest.raises(SamplerWorkerError, match=r"worker 0 \(env ranks \[0, 1\]\) stopped unexpectedly with signal SIGKILL"):
+    with pytest.raises(
+        SamplerWorkerError, match=r"worker 0 \(env ranks \[0, 1\]\) stopped unexpectedly with signal SIGKILL"
+    ):
         pool.gather_reports()
     assert time.process_time() - cpu_before < 0.5
     pool.stop()

@@ -43,7 +43,9 @@ def test_worker_stuck_in_a_step_becomes_an_error_with_its_stack_after_the_timeou
     elapsed = time.monotonic() - t0
     assert TIMEOUT <= elapsed < TIMEOUT + 3
     message = str(info.value)
-    assert message.startswith("Sampler worker 1 (env ranks [2, 3]) did not finish a batch at itr 0 within worker_timeout=2 s")
+    assert message.startswith(
+        "Sampler worker 1 (env ranks [2, 3]) did not finish a batch at itr 0 within worker_timeout=2 s"
+    )
     assert "faulty_envs.py" in message and f"in {frame}" in message and "collect_batch" in message
     assert "raise the sampler's worker_timeout" in message
     # Half-way, a warning showed the same place.
