@@ -15,7 +15,10 @@ import torch
 from faulty_envs import FAILURE_TEXT, FaultyCartPole
 from parallel_helpers import CARTPOLE, workers
 
+from rlrun.agents.base import AgentStep, RecurrentAgentMixin
+from rlrun.agents.pg.base import AgentInfo
 from rlrun.agents.pg.categorical import CategoricalPgAgent
+from rlrun.distributions.categorical import DistInfo
 from rlrun.envs.gym import make
 from rlrun.samplers.collectors import WaitResetCollector
 from rlrun.samplers.parallel.gpu.alternating_sampler import AlternatingSampler, NoOverlapAlternatingSampler
@@ -207,3 +210,65 @@ def test_alternating_needs_even_envs_and_an_alternating_affinity():
     sampler = AlternatingSampler(EnvCls=make, env_kwargs=CARTPOLE, batch_T=5, batch_B=4)
     with pytest.raises(ValueError, match=r"alternating affinity: make_affinity\(\.\.\., alternating=True\)"):
         sampler.initialize(CategoricalPgAgent(), affinity=workers(2), seed=0)
+
+
+class TinyRnnModel(torch.nn.Module):
+    """A GRU cell over the observation, then policy and value heads."""
+
+    def __init__(self, observation_shape, action_size: int) -> None:
+        super().__init__()
+        self.cell = torch.nn.GRUCell(int(observation_shape[0]), 8)
+        self.pi = torch.nn.Linear(8, action_size)
+        self.v = torch.nn.Linear(8, 1)
+
+    def forward(self, observation, rnn_state):
+        h = self.cell(observation.float(), rnn_state)
+        return torch.softmax(self.pi(h), dim=-1), self.v(h).squeeze(-1), h
+
+
+class TinyRnnAgent(RecurrentAgentMixin, CategoricalPgAgent):
+    """A recurrent policy: its actions depend on every observation since the env's last reset."""
+
+    default_model_cls = TinyRnnModel
+
+    def _run(self, observation, advance: bool):
+        prev = self.prev_rnn_state
+        h = prev[0] if prev is not None else torch.zeros(observation.shape[0], 8)
+        pi, value, h = self.model(observation, h)
+        if advance:
+            self.advance_rnn_state(h.unsqueeze(0))
+        return pi, value
+
+    @torch.no_grad()
+    def step(self, observation, prev_action, prev_reward):
+        pi, value = self._run(observation, advance=True)
+        action = self.distribution.sample(DistInfo(prob=pi), uniform=self.env_stream_uniform(pi.shape[:-1]))
+        return AgentStep(action=action, agent_info=AgentInfo(dist_info=DistInfo(prob=pi), value=value))
+
+    @torch.no_grad()
+    def value(self, observation, prev_action, prev_reward):
+        return self._run(observation, advance=False)[1]
+
+
+@pytest.mark.parametrize("SamplerCls, affinity", [(GpuSampler, workers(2)), (AlternatingSampler, alternating(2))])
+def test_recurrent_agents_keep_their_state_per_env_and_reproduce_serial(SamplerCls, affinity, leak_check):
+    def batches(Sampler, affinity=None):
+        sampler = Sampler(EnvCls=make, env_kwargs=CARTPOLE, batch_T=30, batch_B=6, max_decorrelation_steps=0)
+        torch.manual_seed(0)
+        agent = TinyRnnAgent()
+        sampler.initialize(agent, affinity=affinity, seed=SEED)
+        out = []
+        for itr in range(4):
+            agent.sample_mode(itr)
+            out.append(buffer_method(sampler.obtain_samples(itr)[0], "clone"))
+            agent.train_mode(itr)  # as the runner does between batches: the sampling state is set aside
+        sampler.shutdown()
+        return out
+
+    reference = batches(SerialSampler)
+    got = batches(SamplerCls, affinity)
+    assert any(bool(b.env.done.any()) for b in reference)  # resets happened, so reset_one mattered
+    for ref, new in zip(reference, got):
+        assert torch.equal(ref.agent.action, new.agent.action)
+        torch.testing.assert_close(ref.agent.agent_info.value, new.agent.agent_info.value)
+    leak_check.assert_clean()
