@@ -31,6 +31,8 @@ import pickle
 import signal
 import struct
 import sys
+import threading
+import time
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, Pipe
 from typing import Any
@@ -49,7 +51,8 @@ __all__ = [
     "STACK_SIGNAL",
 ]
 
-WORKER_POLL_S = 0.25  # how often a waiting worker looks at its parent (where the OS cannot signal it)
+WORKER_POLL_S = 0.25  # how often a waiting worker looks at its parent
+WATCHDOG_S = 0.2  # how often the watchdog thread (where the kernel cannot signal a parent's death) looks
 ERROR_TEXT_BYTES = 32_768  # per worker; longer tracebacks keep their start and end
 STACK_SIGNAL = signal.SIGUSR1  # asks a worker to write its Python stacks into its stacks pipe
 
@@ -287,23 +290,33 @@ class ParentWatch:
         return self._ppid != 1 and os.getppid() == self._ppid
 
 
-def die_with_parent() -> bool:
-    """Linux: have the kernel SIGKILL this process when its parent dies, even mid-``env.step``.
+def die_with_parent(use_kernel: bool = True) -> str:
+    """End this process when its parent dies, even while it is busy in ``env.step``; returns how.
 
-    Returns False where that is not available; the worker's waits then watch the parent instead
-    (:class:`ParentWatch`), which cannot interrupt a busy worker. The kernel ties the signal to the
-    thread that started this process: start samplers from a thread that lives as long as the run.
+    Linux: the kernel sends SIGKILL when the parent dies (``prctl(PR_SET_PDEATHSIG)``), at once. The
+    kernel ties that signal to the thread that started this process: start samplers from a thread that
+    lives as long as the run. Elsewhere (or with ``use_kernel=False``), a daemon thread looks at the
+    parent pid every :data:`WATCHDOG_S` seconds and kills this process once it changed.
     """
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        if libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0) != 0:
-            return False
-    except (OSError, AttributeError):
-        return False
-    return True
+    if use_kernel and sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            pr_set_pdeathsig = 1
+            if libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0) == 0:
+                if os.getppid() == 1:  # the parent died before the request: too late for the kernel
+                    os.kill(os.getpid(), signal.SIGKILL)
+                return "kernel"
+        except (OSError, AttributeError):
+            pass
+    parent = ParentWatch()
+
+    def watch() -> None:
+        while parent.alive():
+            time.sleep(WATCHDOG_S)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="rlrun-parent-watchdog", daemon=True).start()
+    return "watchdog"
 
 
 def describe_exitcode(code: int) -> str:

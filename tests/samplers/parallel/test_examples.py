@@ -41,3 +41,12 @@ def test_example_3_runs_with_each_parallel_sampler(sample_mode, tmp_path):
     (progress,) = glob.glob(str(tmp_path / "data" / "local" / "*" / "example_3" / "run_0" / "progress.csv"))
     with open(progress) as f:
         assert "CumSteps" in f.readline()
+
+
+@pytest.mark.timeout(240)
+def test_example_5_dqn_runs_with_the_gpu_sampler(tmp_path):
+    args = ["--n_parallel", "2", "--n_steps", "1200", "--log_interval_steps", "600", "--replay_size", "2000", "--eval_max_steps", "1000"]
+    run_example("example_5.py", args, tmp_path)
+    (progress,) = glob.glob(str(tmp_path / "data" / "local" / "*" / "example_5" / "run_0" / "progress.csv"))
+    with open(progress) as f:
+        assert "CumSteps" in f.readline()

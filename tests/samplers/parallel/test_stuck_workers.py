@@ -131,3 +131,47 @@ def _running(pid: int) -> bool:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+WATCHDOG_SCRIPT = """
+import multiprocessing as mp, sys
+from rlrun.samplers.parallel.protocol import die_with_parent
+
+def busy(use_kernel):
+    assert die_with_parent(use_kernel=use_kernel) == ("kernel" if use_kernel else "watchdog")
+    n = 0
+    while True:  # busy, never waiting: only the kernel or the watchdog can end it
+        n += 1
+
+if __name__ == "__main__":
+    child = mp.get_context("fork").Process(target=busy, args=({use_kernel},))
+    child.start()
+    print(child.pid, flush=True)
+    child.join()
+"""
+
+
+@pytest.mark.parametrize("use_kernel", [True, False], ids=["pdeathsig", "watchdog"])
+def test_a_busy_child_dies_within_1s_of_its_parent_by_kernel_signal_or_watchdog(use_kernel, tmp_path):
+    """The watchdog thread is what platforms without PR_SET_PDEATHSIG get; it is tested here on Linux."""
+    script = tmp_path / "parent.py"
+    script.write_text(WATCHDOG_SCRIPT.format(use_kernel=use_kernel))
+    root = str(Path(__file__).parents[3])
+    parent = subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=root)
+    )
+    try:
+        pid = int(parent.stdout.readline())
+        time.sleep(0.3)
+        assert _running(pid)
+        parent.kill()
+        parent.wait(10)
+        t0 = time.monotonic()
+        while _running(pid) and time.monotonic() - t0 < 5:
+            time.sleep(0.02)
+        assert time.monotonic() - t0 < 1.0, "the busy child outlived its parent"
+    finally:
+        parent.kill()
+        parent.wait()
+        if _running(pid):
+            os.kill(pid, signal.SIGKILL)
