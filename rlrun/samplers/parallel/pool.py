@@ -241,22 +241,25 @@ class WorkerPool:
 
     def _check_stopped(self, ranks: list[int], stopped_since: dict[int, float], now: float) -> None:
         for rank in ranks:
-            process = self._psutil[rank]
-            try:
-                status = process.status() if process is not None else None
-            except psutil.Error:
-                continue
-            if status not in (psutil.STATUS_STOPPED, psutil.STATUS_TRACING_STOP):
+            if not self._is_stopped(rank):
                 stopped_since.pop(rank, None)
                 continue
             since = stopped_since.setdefault(rank, now)
             if now - since >= STOPPED_LIMIT_S:
+                pid = self.processes[rank].pid
                 raise self._error(
                     rank,
-                    f"is stopped (process {process.pid}, state {status!r}: SIGSTOP, Ctrl-Z on it alone, or a "
-                    f"debugger) and has not run for {now - since:.1f} s, so the batch cannot finish. Resume it "
-                    f"with `kill -CONT {process.pid}` before it is reported, or do not stop sampler workers.",
+                    f"is stopped (process {pid}: SIGSTOP, Ctrl-Z on it alone, or a debugger) and has not run for "
+                    f"{now - since:.1f} s, so the batch cannot finish. Resume it with `kill -CONT {pid}` before it "
+                    "is reported, or do not stop sampler workers.",
                 )
+
+    def _is_stopped(self, rank: int) -> bool:
+        try:
+            status = self._psutil[rank].status()
+        except (psutil.Error, AttributeError):  # gone, or never seen
+            return False
+        return status in (psutil.STATUS_STOPPED, psutil.STATUS_TRACING_STOP)
 
     def _check_time(self, ranks: list[int], now: float) -> None:
         if self.timeout is None or not ranks:
@@ -314,14 +317,6 @@ class WorkerPool:
             hint = "Its collector does not follow the sampler's step protocol."
         raise self._error(rank, f"sent {describe_message(tag, value)} while the master waited for {wanted}. {hint}")
 
-    def _stopped_ranks(self) -> list[int]:
-        stopped = []
-        for rank, process in enumerate(self._psutil):
-            with contextlib.suppress(psutil.Error, AttributeError):
-                if process.status() in (psutil.STATUS_STOPPED, psutil.STATUS_TRACING_STOP):
-                    stopped.append(rank)
-        return stopped
-
     def stack_of(self, rank: int) -> str:
         """The worker's Python stacks (most recent call first), or why they could not be had."""
         conn = self._stacks[rank]
@@ -365,8 +360,9 @@ class WorkerPool:
         self._stopped = True
         with _ctrl_c_deferred():
             self.send(Command(CommandKind.QUIT))
-            for rank in self._stopped_ranks():  # cannot quit, nor handle SIGTERM, until continued
-                self.processes[rank].kill()
+            for rank, process in enumerate(self.processes):
+                if self._is_stopped(rank):  # it cannot quit, nor handle SIGTERM, until continued
+                    process.kill()
             deadline = time.monotonic() + join_timeout
             for p in self.processes:
                 p.join(max(0.0, deadline - time.monotonic()))

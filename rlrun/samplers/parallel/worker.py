@@ -12,8 +12,9 @@ import os
 import signal
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import torch
@@ -159,24 +160,18 @@ class EvalStop:
 
 
 class StepSignal:
-    """rlpyt's ``sync.obs_ready`` / ``sync.act_ready`` for served collectors: ``obs_ready.release()``
-    tells the master this worker's observations are in the step buffer; ``act_ready.acquire()`` waits
-    until the master has written the actions (or asked the worker to quit)."""
+    """rlpyt's ``sync.obs_ready`` / ``sync.act_ready`` for served collectors: a worker's
+    ``obs_ready.release()`` tells the master its observations are in the step buffer, and
+    ``act_ready.acquire()`` waits until the master has written the actions there."""
 
-    def __init__(self, end: WorkerEnd, parent: ParentWatch, kind: str) -> None:
-        self._end = end
-        self._parent = parent
-        self._kind = kind
+    def __init__(self, signal_or_wait: Callable[[], None]) -> None:
+        self._call = signal_or_wait
 
     def release(self) -> None:
-        if self._kind != "obs_ready":
-            raise RuntimeError("A worker releases obs_ready and acquires act_ready, not the other way round.")
-        self._end.observations_ready()
+        self._call()
 
     def acquire(self, block: bool = True, timeout: float | None = None) -> bool:
-        if self._kind != "act_ready":
-            raise RuntimeError("A worker releases obs_ready and acquires act_ready, not the other way round.")
-        self._end.wait_actions(self._parent)
+        self._call()
         return True
 
 
@@ -211,7 +206,9 @@ def sampling_process(spec: SamplerSpec, settings: WorkerSettings, end: WorkerEnd
             agent.collector_initialize(global_B=spec.global_B, env_ranks=list(w.env_ranks))
         sync = AttrDict()
         if served:
-            sync.update(obs_ready=StepSignal(end, parent, "obs_ready"), act_ready=StepSignal(end, parent, "act_ready"))
+            sync.update(
+                obs_ready=StepSignal(end.observations_ready), act_ready=StepSignal(partial(end.wait_actions, parent))
+            )
         collector = make_collector(
             spec.CollectorCls,
             rank=w.rank,
