@@ -6,15 +6,10 @@ from typing import Any
 
 import torch
 
-from rlrun.agents.base import AgentInputs
-from rlrun.algos.pg.base import OptInfo, PolicyGradientAlgo
-from rlrun.utils.buffer import buffer_to
-from rlrun.utils.collections import namedtuple
+from rlrun.algos.pg.base import LossTerms, OptInfo, PolicyGradientAlgo, scalar
 from rlrun.utils.tensor import valid_mean
 
 __all__ = ["A2C", "LossTerms"]
-
-LossTerms = namedtuple("LossTerms", ["loss", "pi_loss", "value_loss", "entropy", "perplexity"])
 
 
 class A2C(PolicyGradientAlgo):
@@ -55,21 +50,10 @@ class A2C(PolicyGradientAlgo):
 
     def optimize_agent(self, itr: int, samples: Any = None, sampler_itr: int | None = None) -> OptInfo:
         """One gradient step on the whole ``[T, B]`` batch."""
-        agent_inputs = AgentInputs(
-            observation=samples.env.observation,
-            prev_action=samples.agent.prev_action,
-            prev_reward=samples.env.prev_reward,
-        )
-        agent_inputs = buffer_to(agent_inputs, device=self.agent.device)
-        if hasattr(self.agent, "update_obs_rms"):  # agents that normalise observations
-            self.agent.update_obs_rms(agent_inputs.observation)
-        return_, advantage, valid = self.process_returns(samples)
-
         if self.linear_lr_schedule:
             self.decay_learning_rate(itr)
-        terms = self.loss(agent_inputs, samples.agent.action, return_, advantage, valid)
-
         self.optimizer.zero_grad()
+        terms = LossTerms.of(self.loss(samples))
         terms.loss.backward()
         grad_norm = torch.nn.utils.clip_grad_norm_(self.agent.parameters(), self.clip_grad_norm)
         self.optimizer.step()
@@ -80,27 +64,23 @@ class A2C(PolicyGradientAlgo):
             gradNorm=[grad_norm.item()],
             entropy=[terms.entropy.item()],
             perplexity=[terms.perplexity.item()],
-            piLoss=[terms.pi_loss.item()],
-            valueLoss=[terms.value_loss.item()],
+            piLoss=[scalar(terms.pi_loss)],
+            valueLoss=[scalar(terms.value_loss)],
         )
 
-    def loss(
-        self,
-        agent_inputs: AgentInputs,
-        action: torch.Tensor,
-        return_: torch.Tensor,
-        advantage: torch.Tensor,
-        valid: torch.Tensor | None,
-    ) -> LossTerms:
-        """The A2C loss and its parts, from one forward pass of the agent (with grad)."""
+    def loss(self, samples: Any) -> LossTerms:
+        """The A2C loss on a sampled batch, from one forward pass of the agent (with grad). Unpacks as
+        rlpyt's ``(loss, entropy, perplexity)``; ``pi_loss`` and ``value_loss`` are attributes."""
+        agent_inputs = self.agent_inputs(samples)
+        return_, advantage, valid = self.process_returns(samples)
         dist_info, value = self.agent(*agent_inputs)
         dist = self.agent.distribution
 
-        log_prob = dist.log_likelihood(action, dist_info)
+        log_prob = dist.log_likelihood(samples.agent.action, dist_info)
         pi_loss = -valid_mean(log_prob * advantage, valid)
         value_loss = self.value_loss_coeff * valid_mean(0.5 * (value - return_) ** 2, valid)
         entropy = dist.mean_entropy(dist_info, valid)
         loss = pi_loss + value_loss - self.entropy_loss_coeff * entropy
 
         perplexity = dist.mean_perplexity(dist_info, valid)
-        return LossTerms(loss, pi_loss, value_loss, entropy.detach(), perplexity.detach())
+        return LossTerms(loss, entropy.detach(), perplexity.detach(), pi_loss=pi_loss, value_loss=value_loss)

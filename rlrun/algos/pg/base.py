@@ -6,14 +6,46 @@ from typing import Any
 
 import torch
 
+from rlrun.agents.base import AgentInputs
 from rlrun.algos.base import RlAlgorithm
 from rlrun.algos.utils import generalized_advantage_estimation, generalized_advantage_estimation_tl, valid_from_done
+from rlrun.utils.buffer import buffer_to
 from rlrun.utils.collections import namedtuple
 
-__all__ = ["PolicyGradientAlgo", "OptInfo"]
+__all__ = ["PolicyGradientAlgo", "OptInfo", "LossTerms"]
 
 # rlpyt's convention: opt_info fields are lowerCamelCase.
 OptInfo = namedtuple("OptInfo", ["loss", "gradNorm", "entropy", "perplexity", "piLoss", "valueLoss"])
+
+
+class LossTerms(tuple):
+    """A loss with its diagnostics. It unpacks as rlpyt's ``(loss, entropy, perplexity)``, so a subclass
+    can write ``loss, entropy, perplexity = super().loss(...)``; the loss's other parts (``pi_loss``,
+    ``value_loss``, PPO's ``approx_kl`` and ``clip_fraction``) are attributes, None where unknown."""
+
+    def __new__(cls, loss: torch.Tensor, entropy: torch.Tensor, perplexity: torch.Tensor, **parts: Any) -> LossTerms:
+        terms = super().__new__(cls, (loss, entropy, perplexity))
+        terms.__dict__.update(parts)
+        return terms
+
+    @classmethod
+    def of(cls, result: Any) -> LossTerms:
+        """What a ``loss`` method returned (these terms, or rlpyt's plain 3-tuple) as LossTerms."""
+        return result if isinstance(result, cls) else cls(*result)
+
+    loss = property(lambda self: self[0])
+    entropy = property(lambda self: self[1])
+    perplexity = property(lambda self: self[2])
+
+    def __getattr__(self, name: str) -> Any:  # parts a plain 3-tuple did not give
+        if name in ("pi_loss", "value_loss", "approx_kl", "clip_fraction"):
+            return None
+        raise AttributeError(f"LossTerms has no part {name!r}")
+
+
+def scalar(value: torch.Tensor | None) -> float:
+    """A diagnostic for opt_info: the tensor's value, or NaN when a custom loss did not give it."""
+    return float("nan") if value is None else value.item()
 
 
 class PolicyGradientAlgo(RlAlgorithm):
@@ -96,6 +128,19 @@ class PolicyGradientAlgo(RlAlgorithm):
         for group in self.optimizer.param_groups:
             group["lr"] = self.learning_rate * frac
         return frac
+
+    def agent_inputs(self, samples: Any) -> AgentInputs:
+        """The agent's inputs for a sampled batch, on the agent's device; agents that normalise
+        observations update their statistics here."""
+        agent_inputs = AgentInputs(
+            observation=samples.env.observation,
+            prev_action=samples.agent.prev_action,
+            prev_reward=samples.env.prev_reward,
+        )
+        agent_inputs = buffer_to(agent_inputs, device=self.agent.device)
+        if hasattr(self.agent, "update_obs_rms"):
+            self.agent.update_obs_rms(agent_inputs.observation)
+        return agent_inputs
 
     def process_returns(self, samples: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """``(return_, advantage, valid)``, each ``[T, B]``, from a sampled batch.

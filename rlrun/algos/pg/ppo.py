@@ -7,8 +7,7 @@ from typing import Any
 import torch
 
 from rlrun.agents.base import AgentInputs
-from rlrun.algos.pg.base import OptInfo, PolicyGradientAlgo
-from rlrun.utils.buffer import buffer_to
+from rlrun.algos.pg.base import LossTerms, OptInfo, PolicyGradientAlgo, scalar
 from rlrun.utils.collections import namedarraytuple, namedtuple
 from rlrun.utils.tensor import valid_mean
 
@@ -16,9 +15,6 @@ __all__ = ["PPO", "OptInfoPpo", "LossInputs", "LossTerms"]
 
 OptInfoPpo = namedtuple("OptInfoPpo", OptInfo._fields + ("approxKl", "clipFraction"))
 LossInputs = namedarraytuple("LossInputs", ["agent_inputs", "action", "return_", "advantage", "valid", "old_dist_info"])
-LossTerms = namedtuple(
-    "LossTerms", ["loss", "pi_loss", "value_loss", "entropy", "perplexity", "approx_kl", "clip_fraction"]
-)
 
 
 class PPO(PolicyGradientAlgo):
@@ -83,14 +79,7 @@ class PPO(PolicyGradientAlgo):
 
     def optimize_agent(self, itr: int, samples: Any = None, sampler_itr: int | None = None) -> OptInfoPpo:
         """``epochs`` x ``minibatches`` gradient steps on one ``[T, B]`` batch."""
-        agent_inputs = AgentInputs(
-            observation=samples.env.observation,
-            prev_action=samples.agent.prev_action,
-            prev_reward=samples.env.prev_reward,
-        )
-        agent_inputs = buffer_to(agent_inputs, device=self.agent.device)  # once; minibatches index there
-        if hasattr(self.agent, "update_obs_rms"):  # agents that normalise observations
-            self.agent.update_obs_rms(agent_inputs.observation)
+        agent_inputs = self.agent_inputs(samples)  # on the device once; minibatches index there
         return_, advantage, valid = self.process_returns(samples)
         loss_inputs = LossInputs(
             agent_inputs=agent_inputs,
@@ -109,7 +98,7 @@ class PPO(PolicyGradientAlgo):
             order = torch.randperm(T * B)
             for start in range(0, T * B - mb_size + 1, mb_size):
                 idxs = order[start : start + mb_size]
-                terms = self.loss(*loss_inputs[idxs % T, idxs // T])
+                terms = LossTerms.of(self.loss(*loss_inputs[idxs % T, idxs // T]))
 
                 self.optimizer.zero_grad()
                 terms.loss.backward()
@@ -121,10 +110,10 @@ class PPO(PolicyGradientAlgo):
                 opt_info.gradNorm.append(grad_norm.item())
                 opt_info.entropy.append(terms.entropy.item())
                 opt_info.perplexity.append(terms.perplexity.item())
-                opt_info.piLoss.append(terms.pi_loss.item())
-                opt_info.valueLoss.append(terms.value_loss.item())
-                opt_info.approxKl.append(terms.approx_kl.item())
-                opt_info.clipFraction.append(terms.clip_fraction.item())
+                opt_info.piLoss.append(scalar(terms.pi_loss))
+                opt_info.valueLoss.append(scalar(terms.value_loss))
+                opt_info.approxKl.append(scalar(terms.approx_kl))
+                opt_info.clipFraction.append(scalar(terms.clip_fraction))
         return opt_info
 
     def loss(
@@ -137,8 +126,8 @@ class PPO(PolicyGradientAlgo):
         old_dist_info: Any,
         init_rnn_state: Any = None,
     ) -> LossTerms:
-        """The PPO loss and its parts on one minibatch (leading dims ``[mb]``), clipping the ratio at
-        ``current_ratio_clip``."""
+        """The PPO loss on one minibatch (leading dims ``[mb]``), clipping the ratio at ``current_ratio_clip``.
+        Unpacks as rlpyt's ``(loss, entropy, perplexity)``; the other parts are attributes."""
         if init_rnn_state is not None:
             raise TypeError("rlrun's PPO does not train recurrent agents yet (init_rnn_state was given).")
         dist_info, value = self.agent(*agent_inputs)
@@ -157,7 +146,15 @@ class PPO(PolicyGradientAlgo):
             perplexity = dist.mean_perplexity(dist_info, valid)
             approx_kl = dist.mean_kl(old_dist_info, dist_info, valid)
             clip_fraction = valid_mean(((ratio - 1).abs() > eps).float(), valid)
-        return LossTerms(loss, pi_loss, value_loss, entropy.detach(), perplexity, approx_kl, clip_fraction)
+        return LossTerms(
+            loss,
+            entropy.detach(),
+            perplexity,
+            pi_loss=pi_loss,
+            value_loss=value_loss,
+            approx_kl=approx_kl,
+            clip_fraction=clip_fraction,
+        )
 
     def _apply_schedule(self, itr: int) -> None:
         """Set the learning rate and ratio clip for iteration ``itr`` (stateless, so resuming works)."""

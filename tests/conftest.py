@@ -1,4 +1,4 @@
-"""Real CartPole batches from the serial sampler for policy-gradient algorithm tests."""
+"""Shared fixtures: real CartPole batches from the serial sampler for algorithm tests."""
 
 import pytest
 import torch
