@@ -163,14 +163,8 @@ class DQN(RlAlgorithm):
             self.optimizer.load_state_dict(self.initial_optim_state_dict)
 
     def initialize_replay_buffer(self, examples: Any, batch_spec: Any) -> None:
-        """A replay of :data:`SamplesToBuffer` (with ``timeout`` when the env reports it)."""
-        example = self.samples_to_buffer_from(
-            observation=examples["observation"],
-            action=examples["action"],
-            reward=examples["reward"],
-            done=examples["done"],
-            env_info=examples["env_info"],
-        )
+        """A replay whose rows look like :meth:`examples_to_buffer` of the sampler's examples."""
+        example = self.examples_to_buffer(examples)
         ReplayCls = UniformReplayBuffer if self.ReplayBufferCls is None else self.ReplayBufferCls
         self.replay_buffer = ReplayCls(
             example=example,
@@ -186,6 +180,7 @@ class DQN(RlAlgorithm):
         itr = itr if sampler_itr is None else sampler_itr
         if samples is not None:
             self.replay_buffer.append_samples(self.samples_to_buffer(samples))
+        self.update_itr_hyperparams(itr)
         opt_info = OptInfo(*([] for _ in OptInfo._fields))
         if itr < self.min_itr_learn:
             return opt_info
@@ -234,8 +229,23 @@ class DQN(RlAlgorithm):
             td_abs_errors = td_abs_errors.clamp(max=self.delta_clip)
         return losses.mean(), td_abs_errors
 
+    def update_itr_hyperparams(self, itr: int) -> None:
+        """Called once per iteration before the updates, for settings that follow the iteration (rlpyt
+        annealed prioritized replay's beta here). Uniform replay has none: a hook for subclasses."""
+
+    def examples_to_buffer(self, examples: Any) -> Any:
+        """One replay row built from the sampler's examples; the replay is allocated from it. Override it
+        together with :meth:`samples_to_buffer` to store an extra field (as in rlpyt)."""
+        return self.samples_to_buffer_from(
+            observation=examples["observation"],
+            action=examples["action"],
+            reward=examples["reward"],
+            done=examples["done"],
+            env_info=examples["env_info"],
+        )
+
     def samples_to_buffer(self, samples: Any) -> Any:
-        """The fields of a sampled batch the replay stores."""
+        """The fields of a sampled batch the replay stores (rows shaped like :meth:`examples_to_buffer`'s)."""
         return self.samples_to_buffer_from(
             observation=samples.env.observation,
             action=samples.agent.action,
