@@ -123,6 +123,16 @@ class DqnAgent(BaseAgent):
         super().to_device(cuda_idx)
         self.target_model.to(self.device)
 
+    # Per-env epsilons belong to the envs being stepped, like the random streams.
+    _step_state_fields = (*BaseAgent._step_state_fields, "eps_init", "eps_final", "eps_sample")
+
+    def get_step_state(self) -> dict[str, Any]:
+        return dict(super().get_step_state(), _epsilon=self.distribution.epsilon)
+
+    def set_step_state(self, state: Mapping[str, Any]) -> None:
+        super().set_step_state(state)
+        self.distribution.set_epsilon(state["_epsilon"])
+
     # --- exploration -----------------------------------------------------------------------------
 
     @property

@@ -16,6 +16,7 @@ from faulty_envs import FAILURE_TEXT, FaultyCartPole
 from parallel_helpers import CARTPOLE, workers
 
 from rlrun.agents.base import AgentStep, RecurrentAgentMixin
+from rlrun.agents.dqn.dqn_agent import DqnAgent
 from rlrun.agents.pg.base import AgentInfo
 from rlrun.agents.pg.categorical import CategoricalPgAgent
 from rlrun.distributions.categorical import DistInfo
@@ -271,4 +272,25 @@ def test_recurrent_agents_keep_their_state_per_env_and_reproduce_serial(SamplerC
     for ref, new in zip(reference, got):
         assert torch.equal(ref.agent.action, new.agent.action)
         torch.testing.assert_close(ref.agent.agent_info.value, new.agent.agent_info.value)
+    leak_check.assert_clean()
+
+
+@pytest.mark.parametrize("SamplerCls, affinity", [(GpuSampler, workers(2)), (AlternatingSampler, alternating(2))])
+def test_dqn_agents_per_env_epsilons_follow_their_envs_in_served_samplers(SamplerCls, affinity, leak_check):
+    def batches(Sampler, affinity=None):
+        sampler = Sampler(EnvCls=make, env_kwargs=CARTPOLE, batch_T=20, batch_B=8, max_decorrelation_steps=0)
+        torch.manual_seed(0)
+        agent = DqnAgent(eps_final_min=0.01)  # log-spaced final epsilons, one per env
+        sampler.initialize(agent, affinity=affinity, seed=SEED)
+        agent.set_epsilon_itr_min_max(0, 2)
+        out = []
+        for itr in range(3):
+            agent.sample_mode(itr)
+            out.append(buffer_method(sampler.obtain_samples(itr)[0], "clone"))
+        sampler.shutdown()
+        return out
+
+    for ref, new in zip(batches(SerialSampler), batches(SamplerCls, affinity)):
+        assert torch.equal(ref.agent.action, new.agent.action)
+        assert torch.equal(ref.env.observation, new.env.observation)
     leak_check.assert_clean()

@@ -106,7 +106,9 @@ class GpuSamplerBase(ParallelSamplerBase):
             agent.sample_mode(0)
             return
         # One agent state per group, swapped in before the agent steps that group's envs.
+        global_B = self.batch_spec.B * self.world_size
         for group in self.groups:
+            agent.collector_initialize(global_B=global_B, env_ranks=env_ranks[group.rows])  # e.g. per-env epsilons
             agent.seed_env_streams(seed, env_ranks[group.rows], eval_env_ranks=[])
             agent.reset()
             agent.sample_mode(0)
