@@ -280,7 +280,7 @@ def test_dqn_agents_per_env_epsilons_follow_their_envs_in_served_samplers(Sample
     def batches(Sampler, affinity=None):
         sampler = Sampler(EnvCls=make, env_kwargs=CARTPOLE, batch_T=20, batch_B=8, max_decorrelation_steps=0)
         torch.manual_seed(0)
-        agent = DqnAgent(eps_final_min=0.01)  # log-spaced final epsilons, one per env
+        agent = DqnAgent(eps_final=0.5, eps_final_min=0.01)  # log-spaced final epsilons, one per env
         sampler.initialize(agent, affinity=affinity, seed=SEED)
         agent.set_epsilon_itr_min_max(0, 2)
         out = []
