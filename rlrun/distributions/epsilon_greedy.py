@@ -14,10 +14,11 @@ class EpsilonGreedy(DiscreteMixin, Distribution):
     """With probability epsilon a uniformly random action, else the argmax of ``q [..., dim]``.
 
     Epsilon is a float, or a vector with one value per env (length B) which applies along the B dim
-    of ``q [B, dim]`` or ``[T, B, dim]``, so each env of a sampler explores at its own rate.
+    of ``q [B, dim]`` or ``[T, B, dim]``, so each env of a sampler explores at its own rate. ``epsilon``
+    comes first, as in rlpyt; without ``dim`` the number of actions is taken from ``q``.
     """
 
-    def __init__(self, dim: int, epsilon: float | torch.Tensor = 1, **kwargs) -> None:
+    def __init__(self, epsilon: float | torch.Tensor = 1, dim: int | None = None, **kwargs) -> None:
         super().__init__(dim=dim, **kwargs)
         self._epsilon: float | torch.Tensor = 1.0
         self.set_epsilon(epsilon)
@@ -32,7 +33,8 @@ class EpsilonGreedy(DiscreteMixin, Distribution):
         Given ``uniform [..., 2]``, position ``i`` explores when ``uniform[i, 0] < epsilon`` and then
         takes action ``floor(uniform[i, 1] * dim)``; without it, torch's global RNG decides.
         """
-        if q.shape[-1] != self.dim:
+        dim = q.shape[-1] if self.dim is None else self.dim
+        if q.shape[-1] != dim:
             raise ValueError(
                 f"EpsilonGreedy(dim={self.dim}) got Q-values with last dim {q.shape[-1]} (shape {tuple(q.shape)}); "
                 "the model's output size must equal the number of actions."
@@ -53,10 +55,10 @@ class EpsilonGreedy(DiscreteMixin, Distribution):
             return action.to(self.dtype)
         if uniform is None:
             explore = torch.rand(action.shape, device=q.device) < epsilon
-            random_action = torch.randint_like(action, high=self.dim)
+            random_action = torch.randint_like(action, high=dim)
         else:
             explore = uniform[..., 0] < epsilon
-            random_action = (uniform[..., 1] * self.dim).to(action.dtype)  # < dim, as uniform < 1
+            random_action = (uniform[..., 1] * dim).to(action.dtype)  # < dim, as uniform < 1
         return torch.where(explore, random_action, action).to(self.dtype)
 
     @property
@@ -74,8 +76,8 @@ class EpsilonGreedy(DiscreteMixin, Distribution):
 class CategoricalEpsilonGreedy(EpsilonGreedy):
     """Epsilon-greedy over distributional Q: ``p [..., dim, n_atoms]`` with atom values ``z [n_atoms]``."""
 
-    def __init__(self, dim: int, z: torch.Tensor | None = None, **kwargs) -> None:
-        super().__init__(dim=dim, **kwargs)
+    def __init__(self, z: torch.Tensor | None = None, **kwargs) -> None:
+        super().__init__(**kwargs)
         self.z = z
 
     def sample(

@@ -13,11 +13,12 @@ from rlrun.utils.collections import AttrDict
 __all__ = ["build_samples_buffer", "get_example_outputs"]
 
 
-def get_example_outputs(agent: Any, env: Any) -> AttrDict:
+def get_example_outputs(agent: Any, env: Any, examples: dict | None = None, subprocess: bool = False) -> AttrDict:
     """One observation, reward, done, env_info, action and agent_info, from a real step in this process.
 
     Runs in the calling process on purpose: rlpyt did this in a child through ``mp.Manager``, which
-    users saw hang. Leaves the env mid-episode; collectors reset every env they start.
+    users saw hang. Leaves the env mid-episode; collectors reset every env they start. As in rlpyt,
+    a dict passed as ``examples`` is filled in place (and returned); ``subprocess`` changes nothing.
     """
     observation = env.reset()
     action = env.action_space.null_value()
@@ -28,7 +29,7 @@ def get_example_outputs(agent: Any, env: Any) -> AttrDict:
     batched = [buffer_method(torchify_buffer(x), "unsqueeze", 0) for x in inputs]
     action_out, agent_info = agent.step(*batched)[0]
     agent.reset()
-    return AttrDict(
+    outputs = AttrDict(
         observation=observation,
         reward=reward,
         done=np.asarray(bool(done)),
@@ -36,6 +37,10 @@ def get_example_outputs(agent: Any, env: Any) -> AttrDict:
         action=_to_numpy(action_out),
         agent_info=_to_numpy(agent_info),
     )
+    if examples is None:
+        return outputs
+    examples.update(outputs)
+    return examples
 
 
 def _as_array(x: Any) -> Any:

@@ -72,3 +72,11 @@ def test_categorical_epsilon_greedy_takes_argmax_of_expected_value():
 def test_categorical_epsilon_greedy_without_atoms_says_how_to_fix():
     with pytest.raises(ValueError, match="set_z"):
         CategoricalEpsilonGreedy(dim=2).sample(torch.rand(1, 2, 3))
+
+
+def test_rlpyt_signature_epsilon_first_and_dim_from_the_q_values():
+    dist = EpsilonGreedy(0.0)  # rlpyt: EpsilonGreedy(epsilon=1, **kwargs)
+    q = torch.tensor([[0.0, 3.0, 1.0], [2.0, 0.0, 1.0]])
+    assert dist.sample(q).tolist() == [1, 0]
+    explore = EpsilonGreedy(1.0).sample(q.repeat(500, 1))
+    assert set(explore.tolist()) == {0, 1, 2}  # random actions over the 3 actions q has

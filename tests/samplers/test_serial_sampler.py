@@ -223,3 +223,18 @@ def test_float_box_spaces_flow_through_pendulum():
     sampler.shutdown()
     assert samples.agent.action.shape == (4, 2, 1)
     assert isinstance(make(id="Pendulum-v1").spaces.action.space, FloatBox)
+
+
+def test_get_example_outputs_fills_a_dict_in_place_as_rlpyt_did():
+    from rlrun.agents.pg.categorical import CategoricalPgAgent
+    from rlrun.envs.gym import make
+    from rlrun.samplers.buffer import get_example_outputs
+
+    env = make(id="CartPole-v1")
+    agent = CategoricalPgAgent()
+    agent.initialize(env.spaces)
+    examples = {}
+    returned = get_example_outputs(agent, env, examples, subprocess=False)  # rlpyt's call
+    assert returned is examples
+    assert set(examples) == {"observation", "reward", "done", "env_info", "action", "agent_info"}
+    assert examples["observation"].shape == (4,) and examples["agent_info"].value.shape == ()

@@ -156,6 +156,12 @@ class DqnAgent(BaseAgent):
         self.eps_sample = linear_epsilon(itr, self.eps_itr_min, self.eps_itr_max, self.eps_init, self.eps_final)
         self.distribution.set_epsilon(self.eps_sample)
 
+    def set_sample_epsilon_greedy(self, epsilon: float | torch.Tensor) -> None:
+        """Explore with ``epsilon`` (a float, or one value per env) until the next ``sample_mode`` sets
+        the scheduled value again (rlpyt's name)."""
+        self.eps_sample = epsilon
+        self.distribution.set_epsilon(epsilon)
+
     def eval_mode(self, itr: int) -> None:
         super().eval_mode(itr)
         self.distribution.set_epsilon(self.eps_eval if itr > 0 else 1.0)

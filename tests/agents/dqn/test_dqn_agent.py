@@ -199,3 +199,16 @@ def test_bad_epsilon_settings_are_refused(kwargs, match):
 def test_continuous_actions_are_refused(pendulum):
     with pytest.raises(ValueError, match="discrete action space"):
         DqnAgent().initialize(pendulum.spaces)
+
+
+def test_set_sample_epsilon_greedy_sets_the_exploration_until_the_next_sample_mode():
+    from rlrun.envs.gym import make
+
+    env = make(id="CartPole-v1")
+    agent = DqnAgent()
+    agent.initialize(env.spaces)
+    agent.sample_mode(0)
+    agent.set_sample_epsilon_greedy(0.25)
+    assert agent.distribution.epsilon == 0.25 and agent.eps_sample == 0.25
+    agent.sample_mode(0)
+    assert agent.distribution.epsilon == agent.eps_init
