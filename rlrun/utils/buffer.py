@@ -1,8 +1,8 @@
 """Build and convert nested buffers: namedarraytuples of numpy arrays or torch tensors.
 
-Every function here walks a structure whose leaves are arrays (or scalars), whose inner nodes are
-namedtuples (or plain tuples, which stay plain tuples), and which may hold ``None`` leaves that stay
-``None``.
+Every function here walks a structure (the parameter keeps rlpyt's name, ``buffer_``) whose leaves
+are arrays (or scalars), whose inner nodes are namedtuples (or plain tuples, which stay plain
+tuples), and which may hold ``None`` leaves that stay ``None``.
 """
 
 from __future__ import annotations
@@ -70,64 +70,64 @@ def _rebuild(node: tuple, contents) -> tuple:
     return tuple(contents) if type(node) is tuple else type(node)(*contents)
 
 
-def torchify_buffer(buffer: Any) -> Any:
+def torchify_buffer(buffer_: Any) -> Any:
     """Torch tensors viewing the same memory as a (nested) numpy buffer; tensors pass through."""
-    if buffer is None:
+    if buffer_ is None:
         return None
-    if _is_node(buffer):
-        return _rebuild(buffer, (torchify_buffer(b) for b in buffer))
-    if isinstance(buffer, np.ndarray):
-        return torch.from_numpy(np.asarray(buffer))
-    if isinstance(buffer, torch.Tensor):
-        return buffer
-    return torch.tensor(buffer)
+    if _is_node(buffer_):
+        return _rebuild(buffer_, (torchify_buffer(b) for b in buffer_))
+    if isinstance(buffer_, np.ndarray):
+        return torch.from_numpy(np.asarray(buffer_))
+    if isinstance(buffer_, torch.Tensor):
+        return buffer_
+    return torch.tensor(buffer_)
 
 
-def numpify_buffer(buffer: Any) -> Any:
+def numpify_buffer(buffer_: Any) -> Any:
     """Numpy arrays of a (nested) tensor buffer, sharing memory for CPU tensors."""
-    if buffer is None:
+    if buffer_ is None:
         return None
-    if _is_node(buffer):
-        return _rebuild(buffer, (numpify_buffer(b) for b in buffer))
-    if isinstance(buffer, torch.Tensor):
-        return buffer.detach().cpu().numpy()
-    return buffer
+    if _is_node(buffer_):
+        return _rebuild(buffer_, (numpify_buffer(b) for b in buffer_))
+    if isinstance(buffer_, torch.Tensor):
+        return buffer_.detach().cpu().numpy()
+    return buffer_
 
 
-def buffer_to(buffer: Any, device: torch.device | str | None = None) -> Any:
+def buffer_to(buffer_: Any, device: torch.device | str | None = None) -> Any:
     """Move every tensor of a (nested) buffer to ``device``."""
-    if buffer is None:
+    if buffer_ is None:
         return None
-    if _is_node(buffer):
-        return _rebuild(buffer, (buffer_to(b, device) for b in buffer))
-    if isinstance(buffer, torch.Tensor):
-        return buffer.to(device)
-    if isinstance(buffer, np.ndarray):
+    if _is_node(buffer_):
+        return _rebuild(buffer_, (buffer_to(b, device) for b in buffer_))
+    if isinstance(buffer_, torch.Tensor):
+        return buffer_.to(device)
+    if isinstance(buffer_, np.ndarray):
         raise TypeError("buffer_to moves torch tensors; call torchify_buffer on numpy buffers first.")
-    return buffer
+    return buffer_
 
 
-def buffer_method(buffer: Any, method_name: str, *args, **kwargs) -> Any:
+def buffer_method(buffer_: Any, method_name: str, *args, **kwargs) -> Any:
     """Call ``leaf.method_name(*args, **kwargs)`` on every leaf, keeping the structure."""
-    if buffer is None:
+    if buffer_ is None:
         return None
-    if _is_node(buffer):
-        return _rebuild(buffer, (buffer_method(b, method_name, *args, **kwargs) for b in buffer))
-    return getattr(buffer, method_name)(*args, **kwargs)
+    if _is_node(buffer_):
+        return _rebuild(buffer_, (buffer_method(b, method_name, *args, **kwargs) for b in buffer_))
+    return getattr(buffer_, method_name)(*args, **kwargs)
 
 
-def buffer_func(buffer: Any, func: Callable, *args, **kwargs) -> Any:
+def buffer_func(buffer_: Any, func: Callable, *args, **kwargs) -> Any:
     """Call ``func(leaf, *args, **kwargs)`` on every leaf, keeping the structure."""
-    if buffer is None:
+    if buffer_ is None:
         return None
-    if _is_node(buffer):
-        return _rebuild(buffer, (buffer_func(b, func, *args, **kwargs) for b in buffer))
-    return func(buffer, *args, **kwargs)
+    if _is_node(buffer_):
+        return _rebuild(buffer_, (buffer_func(b, func, *args, **kwargs) for b in buffer_))
+    return func(buffer_, *args, **kwargs)
 
 
-def get_leading_dims(buffer: Any, n_dim: int = 1) -> tuple[int, ...] | None:
+def get_leading_dims(buffer_: Any, n_dim: int = 1) -> tuple[int, ...] | None:
     """The first ``n_dim`` dims of the leaves, checked to agree across all of them (None for None)."""
-    if buffer is None:
+    if buffer_ is None:
         return None
     dims: dict[tuple[int, ...], str] = {}  # leading dims -> path of the first leaf that has them
 
@@ -141,7 +141,7 @@ def get_leading_dims(buffer: Any, n_dim: int = 1) -> tuple[int, ...] | None:
             return
         dims.setdefault(tuple(b.shape[:n_dim]), path)
 
-    collect(buffer, type(buffer).__name__)
+    collect(buffer_, type(buffer_).__name__)
     if not dims:
         raise ValueError("get_leading_dims: the buffer has no array leaves (all of them are None).")
     if len(dims) > 1:

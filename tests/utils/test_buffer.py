@@ -131,3 +131,24 @@ def test_get_leading_dims_mismatch_names_the_leaves():
         get_leading_dims(buf, 2)
     with pytest.raises(ValueError, match="no array leaves"):
         get_leading_dims(Pair(None, None))
+
+
+def test_buffer_functions_take_rlpyts_buffer__keyword():
+    import numpy as np
+
+    from rlrun.utils.buffer import (
+        buffer_func,
+        buffer_method,
+        buffer_to,
+        get_leading_dims,
+        numpify_buffer,
+        torchify_buffer,
+    )
+
+    arr = np.zeros((2, 3), dtype=np.float32)
+    t = torchify_buffer(buffer_=arr)
+    assert numpify_buffer(buffer_=t).shape == (2, 3)
+    assert buffer_to(buffer_=t, device="cpu").shape == (2, 3)
+    assert buffer_method(buffer_=t, method_name="sum").item() == 0
+    assert buffer_func(buffer_=arr, func=np.shape) == (2, 3)
+    assert get_leading_dims(buffer_=arr, n_dim=2) == (2, 3)

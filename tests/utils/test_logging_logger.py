@@ -237,3 +237,20 @@ def test_pop_state_without_push_is_refused():
                 logger.pop_state()
     finally:
         logger.push_state()  # for the fixture's pop
+
+
+def test_rlpyt_keywords_of_the_logger_are_accepted(tmp_path):
+    logger.add_text_output(str(tmp_path / "debug.log"))
+    try:
+        with logger.prefix(key="[a] "):
+            logger.log(s="hello")
+        logger.push_prefix(prefix="[b] ")
+        logger.pop_prefix()
+        with logger.tabular_prefix(key="Diagnostics/"):
+            logger.record_tabular("x", 1.0, "ignored", also="ignored")
+        logger.push_tabular_prefix(key="P/")
+        logger.pop_tabular_prefix()
+        logger.set_tf_summary_writer(writer_name=None)
+    finally:
+        logger.remove_text_output(str(tmp_path / "debug.log"))
+    assert "[a] hello" in (tmp_path / "debug.log").read_text()

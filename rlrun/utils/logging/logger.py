@@ -108,7 +108,7 @@ def _close_outputs(state: _State) -> None:
 # ---- text ----
 
 
-def log(msg: Any, with_prefix: bool = True, with_timestamp: bool = True, color: str | None = None) -> None:
+def log(s: Any, with_prefix: bool = True, with_timestamp: bool = True, color: str | None = None) -> None:
     """Write one message line to the console and every text output (``debug.log``).
 
     Skipped while the logger is disabled or set to log tabular output only. ``color`` (one of
@@ -118,7 +118,7 @@ def log(msg: Any, with_prefix: bool = True, with_timestamp: bool = True, color: 
         raise ValueError(f"Unknown log color {color!r}; use one of {sorted(_COLORS)} or None.")
     if _state.disabled or _state.log_tabular_only:
         return
-    text = str(msg)
+    text = str(s)
     if with_prefix:
         text = "".join(_state.prefixes) + text
     if with_timestamp:
@@ -138,17 +138,17 @@ def _emit(line: str, color: str | None = None) -> None:
 
 
 @contextmanager
-def prefix(text: str) -> Iterator[None]:
-    """Prepend ``text`` to log messages inside the block."""
-    push_prefix(text)
+def prefix(key: str) -> Iterator[None]:
+    """Prepend ``key`` to log messages inside the block."""
+    push_prefix(key)
     try:
         yield
     finally:
         pop_prefix()
 
 
-def push_prefix(text: str) -> None:
-    _state.prefixes.append(str(text))
+def push_prefix(prefix: str) -> None:  # rlpyt's parameter name, though it hides the function here
+    _state.prefixes.append(str(prefix))
 
 
 def pop_prefix() -> None:
@@ -195,10 +195,11 @@ def enable() -> None:
 # ---- tabular ----
 
 
-def record_tabular(key: str, val: Any) -> None:
+def record_tabular(key: str, val: Any, *args: Any, **kwargs: Any) -> None:
     """Record ``val`` under ``key`` (after the current tabular prefix) for the next :func:`dump_tabular`.
 
     Numpy and torch scalars become Python numbers. Recording a key twice before a dump keeps the last value.
+    Further arguments are accepted and ignored, as rlpyt did.
     """
     _record(_tabular_key(key), val, tb_tag=None)
 
@@ -239,17 +240,17 @@ def _record(csv_key: str, val: Any, tb_tag: str | None) -> None:
 
 
 @contextmanager
-def tabular_prefix(text: str) -> Iterator[None]:
-    """Prepend ``text`` (e.g. ``"Diagnostics/"``) to the keys recorded inside the block."""
-    push_tabular_prefix(text)
+def tabular_prefix(key: str) -> Iterator[None]:
+    """Prepend ``key`` (e.g. ``"Diagnostics/"``) to the keys recorded inside the block."""
+    push_tabular_prefix(key)
     try:
         yield
     finally:
         pop_tabular_prefix()
 
 
-def push_tabular_prefix(text: str) -> None:
-    _state.tabular_prefixes.append(str(text))
+def push_tabular_prefix(key: str) -> None:
+    _state.tabular_prefixes.append(str(key))
 
 
 def pop_tabular_prefix() -> None:
@@ -270,9 +271,10 @@ def remove_tabular_output(file_name: str) -> None:
         out.close()
 
 
-def set_tf_summary_writer(writer: Any) -> None:
-    """Send every numeric value of each dumped row to ``writer.add_scalar(tag, value, iteration)``."""
-    _state.summary_writer = writer
+def set_tf_summary_writer(writer_name: Any) -> None:
+    """Send every numeric value of each dumped row to ``writer_name.add_scalar(tag, value, iteration)``
+    (a ``SummaryWriter``; the parameter keeps rlpyt's name)."""
+    _state.summary_writer = writer_name
 
 
 def get_tf_summary_writer() -> Any:
