@@ -59,25 +59,26 @@ _TOKEN = re.compile(r"^(\d+)([a-z]{3})$")
 def encode_affinity(
     n_cpu_core: int | None = None,
     n_gpu: int | None = None,
-    cpu_reserved: int | None = None,
     contexts_per_gpu: int = 1,
     gpu_per_run: int = 1,
     cpu_per_run: int = 1,
     cpu_per_worker: int = 1,
-    async_sample: bool = False,
-    sample_gpu_per_run: int = 0,
-    optim_sample_share_gpu: bool = False,
+    cpu_reserved: int | None = None,
     hyperthread_offset: int | None = None,
     n_socket: int | None = None,
     run_slot: int | None = None,
+    async_sample: bool = False,
+    sample_gpu_per_run: int = 0,
+    optim_sample_share_gpu: bool = False,
     alternating: bool = False,
     set_affinity: bool = True,
     machine: Machine | None = None,
 ) -> str:
     """rlpyt's string code for these keywords (``"0slt_8cpu_1gpu_0hto"``); ``affinity_from_code`` reverses it.
 
-    Same keywords and meanings as :func:`make_affinity`; ``None`` counts are read from this machine.
-    Checks that the layout is possible, not that this machine holds it (the code may be for another).
+    Same keywords and meanings as :func:`make_affinity`, in rlpyt's positional order; ``None`` counts are
+    read from this machine. Checks that the layout is possible, not that this machine holds it: a code
+    is often written for another machine, and is checked where the run starts (``affinity_from_code``).
     """
     keywords = dict(
         n_cpu_core=n_cpu_core,
@@ -165,13 +166,19 @@ def get_n_run_slots(affinity_code: str) -> int:
     return resolve_request(None, _code_keywords(affinity_code)[1]).n_run_slots
 
 
-def quick_affinity_code(n_parallel: int | None = None, use_gpu: bool = True, machine: Machine | None = None) -> str:
-    """A code that splits this machine into ``n_parallel`` equal runs (one per GPU when ``use_gpu``)."""
+def quick_affinity_code(
+    n_parallel: int | None = None, use_gpu: bool = True, contexts_per_gpu: int = 1, machine: Machine | None = None
+) -> str:
+    """A code that splits this machine into ``n_parallel`` equal runs: with GPUs, ``contexts_per_gpu`` runs
+    on each GPU used (all of them, or ``n_parallel``); without, ``n_parallel`` runs of equal cores."""
     machine = machine or Machine.current()
     n_cpu, n_gpu = len(machine.cpus), machine.n_gpu if use_gpu else 0
     if n_gpu > 0:
         n_gpu = n_gpu if n_parallel is None else min(int_at_least("n_parallel", n_parallel, 1), n_gpu)
-        return encode_affinity(n_cpu_core=n_cpu // n_gpu * n_gpu, n_gpu=n_gpu, machine=machine)
+        n_runs = n_gpu * int_at_least("contexts_per_gpu", contexts_per_gpu, 1)
+        return encode_affinity(
+            n_cpu_core=n_cpu // n_runs * n_runs, n_gpu=n_gpu, contexts_per_gpu=contexts_per_gpu, machine=machine
+        )
     if not n_parallel:
         raise ValueError("quick_affinity_code: pass n_parallel > 0 (runs side by side) when no GPU is used.")
     cpu_per_run = n_cpu // min(int_at_least("n_parallel", n_parallel, 1), n_cpu)
