@@ -212,3 +212,20 @@ def test_summary_writer_writes_event_files_into_the_run_folder(in_tmp):
         assert logger.get_tf_summary_writer() is not None
     assert logger.get_tf_summary_writer() is None
     assert list(pathlib.Path(run_dir).glob("events.out.tfevents.*"))
+
+
+def test_library_log_records_reach_the_runs_debug_log_and_warnings_the_console(in_tmp, capsys):
+    import logging
+
+    module_log = logging.getLogger("rlrun.samplers.parallel.pool")
+    with logger_context("channel", 0, "exp", {}) as run_dir:
+        module_log.info("four workers started")
+        module_log.warning("a worker is slow")
+        logging.getLogger("elsewhere").warning("not ours")
+    module_log.info("after the run")
+    text = (pathlib.Path(run_dir) / "debug.log").read_text()
+    assert "exp_0 four workers started" in text and "WARNING: a worker is slow" in text
+    assert "not ours" not in text and "after the run" not in text
+    out = capsys.readouterr().out
+    assert "a worker is slow" in out and "four workers started" not in out
+    assert not any(type(h).__name__ == "RunLogHandler" for h in logging.getLogger("rlrun").handlers)

@@ -6,6 +6,7 @@ import dataclasses
 import datetime
 import enum
 import json
+import logging
 import math
 import os
 import pathlib
@@ -88,7 +89,8 @@ def logger_context(
     always used as given). It gets ``params.json`` (``log_params`` plus ``name`` and ``run_ID``),
     ``progress.csv`` (one row per :func:`logger.dump_tabular`), ``debug.log`` (every message, appended)
     and the snapshots chosen by ``snapshot_mode`` (see :func:`logger.set_snapshot_mode`; ``snapshot_gap``
-    sets the gap, else the logger's current gap is kept). ``use_summary_writer=True`` also writes
+    sets the gap, else the logger's current gap is kept). Records of the library's stdlib loggers (``rlrun.*``)
+    go to ``debug.log`` too, and warnings also to the console. ``use_summary_writer=True`` also writes
     TensorBoard event files there. On exit, also by an exception, files are closed and the logger
     state from before the context comes back.
     """
@@ -101,6 +103,11 @@ def logger_context(
     run_dir = os.path.abspath(run_dir)
 
     logger.push_state()
+    library_log = logging.getLogger("rlrun")
+    handler, level_before = logger.RunLogHandler(level=logging.INFO), library_log.level
+    library_log.addHandler(handler)
+    if library_log.getEffectiveLevel() > logging.INFO:
+        library_log.setLevel(logging.INFO)
     try:
         if snapshot_gap is not None:
             logger.set_snapshot_gap(snapshot_gap)  # validated before any folder is made
@@ -123,6 +130,8 @@ def logger_context(
         logger.log(f"Logging to {run_dir}")
         yield run_dir
     finally:
+        library_log.removeHandler(handler)
+        library_log.setLevel(level_before)
         logger.pop_state()
 
 

@@ -20,6 +20,7 @@ left empty. Record every key from the first dump on (``nan`` where there is no v
 from __future__ import annotations
 
 import datetime
+import logging
 import numbers
 import os
 import sys
@@ -126,15 +127,37 @@ def log(s: Any, with_prefix: bool = True, with_timestamp: bool = True, color: st
     _emit(text, color)
 
 
-def _emit(line: str, color: str | None = None) -> None:
+def _emit(line: str, color: str | None = None, console: bool = True) -> None:
     console_line = line
     if color is not None and sys.stdout.isatty():
         console_line = f"\x1b[{_COLORS[color]}m{line}\x1b[0m"
-    if _state.console:
+    if _state.console and console:
         print(console_line, flush=True)
     for f in _state.text_files.values():
         f.write(line + "\n")
         f.flush()
+
+
+class RunLogHandler(logging.Handler):
+    """Routes the library's stdlib ``logging`` records (the ``rlrun`` logger) into this logger: every
+    record into the text outputs (``debug.log``), warnings and errors to the console as well.
+
+    :func:`~rlrun.utils.logging.context.logger_context` attaches one for the run, so that a module's
+    ``_log.info(...)`` lands in the run's log beside the runner's messages.
+    """
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if _state.disabled:
+            return
+        try:
+            text = self.format(record)
+        except Exception:
+            self.handleError(record)
+            return
+        if record.levelno >= logging.WARNING:
+            text = f"{record.levelname}: {text}"
+        stamp = f"{datetime.datetime.now():%Y-%m-%d %H:%M:%S} | {''.join(_state.prefixes)}"
+        _emit(stamp + text, console=record.levelno >= logging.WARNING)
 
 
 @contextmanager
