@@ -294,6 +294,32 @@ class BaseEvalCollector:
     def collect_evaluation(self, itr: int) -> list[TrajInfo]:
         raise NotImplementedError
 
+    def step_env(
+        self,
+        b: int,
+        observation: Any,
+        action: Any,
+        agent_info: Any,
+        traj_infos: list[TrajInfo],
+        quotas: np.ndarray,
+        active: np.ndarray,
+        completed: list[TrajInfo],
+    ) -> tuple[Any, Any, bool]:
+        """Step eval env ``b`` once; a finished trajectory goes to ``completed`` and counts against the
+        env's quota (``active[b]`` turns False once it is met); a done env is reset. Returns the next
+        observation, the reward and done."""
+        env = self.envs[b]
+        o, r, d, env_info = env.step(action)
+        traj_infos[b].step(observation, action, r, d, agent_info[b] if agent_info else None, env_info)
+        if getattr(env_info, "traj_done", d):
+            completed.append(traj_infos[b].terminate(o))
+            traj_infos[b] = self.new_traj_info()
+            quotas[b] -= 1
+            active[b] = quotas[b] > 0
+        if d:
+            o = env.reset()
+        return o, r, d
+
 
 def episode_quotas(n_envs: int, max_trajectories: int | None) -> np.ndarray:
     """Episodes each eval env runs: ``max_trajectories`` split evenly (first envs get the extra),
@@ -352,15 +378,8 @@ class EvalCollector(BaseEvalCollector):
             done[:] = False
             for b in np.flatnonzero(active):
                 env = envs[b]
-                o, r, d, env_info = env.step(action[b])
-                traj_infos[b].step(observation[b], action[b], r, d, agent_info[b] if agent_info else None, env_info)
-                if getattr(env_info, "traj_done", d):
-                    completed.append(traj_infos[b].terminate(o))
-                    traj_infos[b] = self.new_traj_info()
-                    quotas[b] -= 1
-                    active[b] = quotas[b] > 0
+                o, r, d = self.step_env(b, observation[b], action[b], agent_info, traj_infos, quotas, active, completed)
                 if d:
-                    o = env.reset()
                     self.agent.reset_one(idx=b)
                     done[b] = True
                     store_observation(

@@ -139,17 +139,8 @@ class GpuEvalCollector(BaseEvalCollector):
             where = f"evaluation step() at itr {itr}, t {t}"
             step.done[:] = False
             for b in np.flatnonzero(active):
-                env = envs[b]
-                o, r, d, env_info = env.step(action[b])
-                traj_infos[b].step(observation[b], action[b], r, d, agent_info[b] if agent_info else None, env_info)
-                if getattr(env_info, "traj_done", d):
-                    completed.append(traj_infos[b].terminate(o))
-                    traj_infos[b] = self.new_traj_info()
-                    quotas[b] -= 1
-                    active[b] = quotas[b] > 0
-                if d:
-                    o = env.reset()
-                store_observation(observation, b, o, env=env, env_rank=env_ranks[b], where=where)
+                o, r, d = self.step_env(b, observation[b], action[b], agent_info, traj_infos, quotas, active, completed)
+                store_observation(observation, b, o, env=envs[b], env_rank=env_ranks[b], where=where)
                 reward[b] = r
                 step.done[b] = d
             check_finite_batch(finite_obs, reward, envs=envs, env_ranks=env_ranks, where=where, reset_mask=step.done)
