@@ -42,7 +42,8 @@ def build_and_train(
         eval_max_trajectories=10,
         start_method=start_method,  # None: fork on Linux, spawn elsewhere
     )
-    # None: one unpinned worker per usable CPU. A dict names the workers (and may pin them).
+    # None: one unpinned worker per usable CPU. A dict names the workers (and may pin them). Either way the
+    # runner trains with the torch threads the workers leave (1 when they fill the CPUs): fast on a shared machine.
     affinity = None if n_workers is None else dict(workers_cpus=[[i] for i in range(n_workers)], set_affinity=False)
     runner = MinibatchRlEval(
         algo=PPO(**config["algo"]),

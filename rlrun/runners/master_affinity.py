@@ -1,4 +1,5 @@
-"""Pinning the training (master) process to the CPUs and torch threads an affinity dict names."""
+"""Pinning the training (master) process to the CPUs and torch threads an affinity dict names, and its
+torch threads beside a parallel sampler's workers when the dict names none."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ from typing import Any
 import psutil
 import torch
 
+from rlrun.utils.launching.layout import master_threads_beside_workers
 from rlrun.utils.launching.pinning import pin_to_cpus
 from rlrun.utils.logging import logger
 
-__all__ = ["check_affinity", "apply_master_affinity"]
+__all__ = ["check_affinity", "apply_master_affinity", "fit_master_threads_to_workers"]
 
 
 def check_affinity(affinity: Mapping[str, Any] | None, runner_name: str) -> dict[str, Any]:
@@ -55,3 +57,22 @@ def apply_master_affinity(affinity: Mapping[str, Any]) -> Callable[[], None]:
         torch.set_num_threads(previous_threads)
 
     return restore
+
+
+def fit_master_threads_to_workers(affinity: Mapping[str, Any], n_worker: int) -> None:
+    """Lower torch's threads in this process to the CPUs that ``n_worker`` sampler workers leave (at
+    least 1), unless ``affinity`` names ``master_torch_threads`` or there are no workers.
+
+    The runner calls it once the sampler has started. It never raises torch's own count, which
+    follows this process's CPU mask. More threads than free CPUs made a CartPole run with
+    CpuSampler 3x slower on a busy machine (docs/parallel_sampling.md, "Sharing a machine").
+    """
+    if affinity.get("master_torch_threads") is not None or n_worker < 1:
+        return
+    threads = min(torch.get_num_threads(), master_threads_beside_workers(n_worker))
+    if threads != torch.get_num_threads():
+        torch.set_num_threads(threads)
+        logger.log(
+            f"Runner master torch threads: {threads}, the CPUs left beside {n_worker} sampler workers "
+            "(name affinity['master_torch_threads'] to choose another count)."
+        )

@@ -13,7 +13,7 @@ from typing import Any
 
 from rlrun.envs.traj_info import TrajInfo
 from rlrun.runners.base import BaseRunner
-from rlrun.runners.master_affinity import apply_master_affinity, check_affinity
+from rlrun.runners.master_affinity import apply_master_affinity, check_affinity, fit_master_threads_to_workers
 from rlrun.utils.logging import logger
 from rlrun.utils.seed import make_seed, set_seed
 
@@ -28,6 +28,8 @@ class MinibatchRlBase(BaseRunner):
     are logged every ``log_interval_itrs = max(1, log_interval_steps // batch_size)`` iterations and after
     the last one. ``affinity`` is an rlpyt affinity dict (``master_cpus``, ``master_torch_threads``,
     ``cuda_idx``, ``set_affinity``, plus the sampler's keys) or None for no pinning and the CPU.
+    Without ``master_torch_threads``, a run with a parallel sampler trains with the torch threads its
+    workers leave free (1 when they fill the CPUs, the default); a serial run keeps torch's count.
     ``seed=None`` draws a fresh seed; the sampler gets ``seed + 1``.
 
     Subclasses change one step: :meth:`on_training_start` (before the first iteration) and
@@ -114,8 +116,8 @@ class MinibatchRlBase(BaseRunner):
     # ---- startup and shutdown ----
 
     def startup(self) -> int:
-        """Pin the process, seed, initialise sampler (and with it the agent), agent device, algorithm and
-        logging, in that order. Returns ``n_itr``."""
+        """Pin the process, seed, initialise sampler (and with it the agent), fit the torch threads to its
+        workers, agent device, algorithm and logging, in that order. Returns ``n_itr``."""
         self._restore_master_affinity = apply_master_affinity(self.affinity)
         if self.seed is None:
             self.seed = make_seed()
@@ -130,6 +132,8 @@ class MinibatchRlBase(BaseRunner):
             rank=self.rank,
             world_size=self.world_size,
         )
+        # A parallel sampler's workers (rlpyt's ``n_worker``; serial samplers have none) each keep a CPU busy.
+        fit_master_threads_to_workers(self.affinity, self.sampler.n_worker)
         self.itr_batch_size = self.sampler.batch_spec.size * self.world_size
         n_itr = self.get_n_itr()
         self.agent.to_device(self.affinity.get("cuda_idx", None))

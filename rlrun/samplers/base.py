@@ -18,6 +18,8 @@ class BaseSampler:
     ``shutdown()`` at the end, also after an error.
     """
 
+    n_worker: int = 0  # worker processes; a parallel sampler sets its count in initialize
+
     def __init__(
         self,
         EnvCls: Any,

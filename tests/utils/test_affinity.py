@@ -18,6 +18,7 @@ from rlrun.utils.launching.affinity import (
     encode_affinity,
     get_n_run_slots,
     make_affinity,
+    master_threads_beside_workers,
     prepend_run_slot,
     quick_affinity_code,
     remove_run_slot,
@@ -63,6 +64,16 @@ def test_default_affinity_has_one_unpinned_worker_per_usable_cpu():
     assert affinity.set_affinity is False and affinity.worker_torch_threads == 1 and affinity.cuda_idx is None
     assert len(default_affinity(5, machine=TWO_CORES).workers_cpus) == 5
     assert default_affinity(alternating=True, machine=TWO_CORES).workers_cpus == ((0,), (1,), (0,), (1,))
+
+
+def test_default_affinity_gives_the_master_the_cpus_its_workers_leave_and_at_least_one_thread():
+    assert default_affinity(machine=TWO_CORES).master_torch_threads == 1
+    assert default_affinity(alternating=True, machine=TWO_CORES).master_torch_threads == 1
+    assert default_affinity(3, machine=EIGHT_CORES_ONE_GPU).master_torch_threads == 5
+    assert master_threads_beside_workers(0, TWO_CORES) == 2
+    assert master_threads_beside_workers(5, TWO_CORES) == 1
+    with pytest.raises(ValueError, match="n_worker must be an integer >= 0"):
+        master_threads_beside_workers(-1, TWO_CORES)
 
 
 def test_machine_current_reads_this_process_cpu_mask_and_torch_cuda_count():

@@ -20,13 +20,21 @@ from rlrun.utils.launching.affinity_codes import (
     quick_affinity_code,
     remove_run_slot,
 )
-from rlrun.utils.launching.layout import Affinity, Machine, default_affinity, int_at_least, make_affinity
+from rlrun.utils.launching.layout import (
+    Affinity,
+    Machine,
+    default_affinity,
+    int_at_least,
+    make_affinity,
+    master_threads_beside_workers,
+)
 
 __all__ = [
     "Affinity",
     "Machine",
     "make_affinity",
     "default_affinity",
+    "master_threads_beside_workers",
     "affinity_for_sampler",
     "encode_affinity",
     "affinity_from_code",

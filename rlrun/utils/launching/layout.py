@@ -21,7 +21,7 @@ from typing import Any
 
 from rlrun.utils.collections import AttrDict
 
-__all__ = ["Affinity", "Machine", "make_affinity", "default_affinity"]
+__all__ = ["Affinity", "Machine", "make_affinity", "default_affinity", "master_threads_beside_workers"]
 
 Affinity = AttrDict | list[AttrDict]
 Core = tuple[int, ...]  # a core's CPU id, then its hyperthread sibling's if any
@@ -416,21 +416,37 @@ def make_affinity(
     return lay_out(req, int_at_least("run_slot", run_slot, 0), machine, run_slot_cpus, gpu_cpu_affinity_assignment)
 
 
+def master_threads_beside_workers(n_worker: int, machine: Machine | None = None) -> int:
+    """Torch threads for the training process beside ``n_worker`` sampler workers: the usable CPUs
+    they leave, at least 1.
+
+    More would oversubscribe the CPUs: on a busy machine each parallel op then waits at OpenMP's
+    barrier for a thread that other processes keep off the CPUs (docs/parallel_sampling.md,
+    "Sharing a machine", measures it).
+    """
+    cpus = (machine or Machine.current()).cpus
+    return max(1, len(cpus) - int_at_least("n_worker", n_worker, 0))
+
+
 def default_affinity(
     n_worker: int | None = None, *, alternating: bool = False, machine: Machine | None = None
 ) -> AttrDict:
     """What samplers use for ``affinity=None``: one worker per usable CPU (or ``n_worker``), nothing pinned.
 
     ``alternating`` doubles the workers into two sets that take turns (AlternatingSampler).
+    ``master_torch_threads`` is :func:`master_threads_beside_workers` of all the workers listed: 1
+    when they fill the CPUs, as the runner uses when its affinity names no count.
     """
-    cpus = (machine or Machine.current()).cpus
+    machine = machine or Machine.current()
+    cpus = machine.cpus
     n = len(cpus) if n_worker is None else int_at_least("n_worker", n_worker, 1)
     workers = tuple((cpus[i % len(cpus)],) for i in range(n))
+    workers_cpus = workers * 2 if alternating else workers
     return AttrDict(
         all_cpus=cpus,
         master_cpus=cpus,
-        workers_cpus=workers * 2 if alternating else workers,
-        master_torch_threads=len(cpus),
+        workers_cpus=workers_cpus,
+        master_torch_threads=master_threads_beside_workers(len(workers_cpus), machine),
         worker_torch_threads=1,
         cuda_idx=None,
         alternating=bool(alternating),
