@@ -75,13 +75,17 @@ def test_custom_env_tutorial_learns_its_corridor_on_spawned_workers(tmp_path):
 @pytest.mark.timeout(180)
 def test_sampler_speed_benchmark_prints_rates_ceilings_and_ratios_and_check_fails_on_misses(tmp_path):
     tiny = ["--seconds", "0.3", "--repeats", "1", "--warmup", "0.1", "--decorrelation-steps", "0"]
-    tiny += ["--batch-B", "4", "--batch-T", "2", "--only", "serial,cpu,cpu_pinned,gym_async"]
+    tiny += ["--batch-B", "4", "--batch-T", "2", "--only", "serial,cpu,cpu_pinned,gpu,alternating,gym_async"]
     result = run_example("sampler_speed.py", [*tiny, "--check"], tmp_path, folder="benchmarks")
     out = result.stdout
-    for label in ("rlrun SerialSampler", "rlrun CpuSampler ", "workers pinned", "Gymnasium AsyncVectorEnv"):
+    labels = ("rlrun SerialSampler", "rlrun CpuSampler ", "workers pinned", "rlrun GpuSampler", "rlrun Alternating")
+    for label in (*labels, "Gymnasium AsyncVectorEnv"):
         assert re.search(rf"{label}.*\d", out), f"no rate for {label!r}:\n{out}\n{result.stderr[-2000:]}"
     assert re.search(r"ceiling \(2 cores\)\s+[\d,]+", out), out
-    for ratio in ("CpuSampler / ceiling", "CpuSampler / SerialSampler", "CpuSampler / split-batch ceiling"):
+    assert re.search(r"env-only ceiling \(2 cores\)\s+[\d,]+", out), out
+    ratios = ("CpuSampler / ceiling", "CpuSampler / SerialSampler", "CpuSampler / split-batch ceiling")
+    ratios += ("AlternatingSampler / CpuSampler", "GpuSampler / CpuSampler", "AlternatingSampler / env-only ceiling")
+    for ratio in ratios:
         assert re.search(rf"{re.escape(ratio)}\s+\d+\.\d\d", out), f"no value for {ratio!r}:\n{out}"
     # SubprocVecEnv was not run, so its ratio is missing and --check must fail.
     assert "CpuSampler / SubprocVecEnv (faster method)    n/a" in out

@@ -151,14 +151,15 @@ class GpuSamplerBase(ParallelSamplerBase):
                 agent_step = agent.step(*(x[group.rows] for x in self.agent_inputs))
                 action, agent_info = numpify_buffer(agent_step.action), numpify_buffer(agent_step.agent_info)
                 step.action[group.rows] = action
-                samples.action[t, group.rows] = action
                 if agent_info is not None:
                     step.agent_info[group.rows] = agent_info
-                    samples.agent_info[t, group.rows] = agent_info
                 if self.no_overlap:
                     held = group.ranks
                 else:
-                    pool.send_actions(group.ranks)
+                    pool.send_actions(group.ranks)  # before the samples' copies: the workers start sooner
+                samples.action[t, group.rows] = action
+                if agent_info is not None:
+                    samples.agent_info[t, group.rows] = agent_info
         for group in self.groups:  # the observations after the last step
             pool.gather_observations(group.ranks)
             if held is not None:
