@@ -104,6 +104,19 @@ class BaseCollector:
     def reset_if_needed(self, agent_inputs: Any) -> None:
         """Called before each batch; resets envs that wait for it (``WaitResetCollector``)."""
 
+    def step_env(
+        self, b: int, observation: Any, action: Any, agent_info: Any, traj_infos: list[TrajInfo], completed: list
+    ) -> tuple[Any, Any, Any, Any]:
+        """Step env ``b`` with ``action`` and record the step in its TrajInfo; a trajectory that ends
+        (``env_info.traj_done`` where the env reports it, else done) goes to ``completed`` and a new one
+        starts. Returns the env's ``(observation, reward, done, env_info)``; resetting is the caller's."""
+        o, r, d, env_info = self.envs[b].step(action)
+        traj_infos[b].step(observation, action, r, d, agent_info[b] if agent_info else None, env_info)
+        if getattr(env_info, "traj_done", d):
+            completed.append(traj_infos[b].terminate(o))
+            traj_infos[b] = self.new_traj_info()
+        return o, r, d, env_info
+
 
 class DecorrelatingStartCollector(BaseCollector):
     """Starts each env with a random number of random-action steps, so envs are out of phase.
@@ -210,11 +223,7 @@ class ResetCollector(DecorrelatingStartCollector):
                     reward[b] = 0
                     env_buf.done[t, b] = True
                     continue
-                o, r, d, env_info = env.step(action[b])
-                traj_infos[b].step(observation[b], action[b], r, d, agent_info[b] if agent_info else None, env_info)
-                if getattr(env_info, "traj_done", d):
-                    completed_infos.append(traj_infos[b].terminate(o))
-                    traj_infos[b] = self.new_traj_info()
+                o, r, d, env_info = self.step_env(b, observation[b], action[b], agent_info, traj_infos, completed_infos)
                 if d:
                     if self.mid_batch_reset:
                         o = env.reset()

@@ -66,11 +66,7 @@ class GpuResetCollector(DecorrelatingStartCollector):
                     reward[b] = 0
                     step.done[b] = True
                     continue
-                o, r, d, env_info = env.step(action[b])
-                traj_infos[b].step(observation[b], action[b], r, d, agent_info[b] if agent_info else None, env_info)
-                if getattr(env_info, "traj_done", d):
-                    completed_infos.append(traj_infos[b].terminate(o))
-                    traj_infos[b] = self.new_traj_info()
+                o, r, d, env_info = self.step_env(b, observation[b], action[b], agent_info, traj_infos, completed_infos)
                 if d:
                     if self.mid_batch_reset:
                         o = env.reset()
