@@ -141,18 +141,18 @@ class ParallelSamplerBase(BaseSampler):
         # weakref.finalize made later than some other one would run after that join, which never ends.
         self._finalizer = Finalize(self, pool.stop, exitpriority=EXIT_PRIORITY)
         try:
-            pool.start(target, lambda r, end: (spec, settings[r], end, pool.errors))
+            try:
+                pool.start(target, lambda r, end: (spec, settings[r], end, pool.errors))
+            except (pickle.PicklingError, AttributeError, TypeError) as e:
+                if self.start_method == "fork":
+                    raise
+                raise TypeError(
+                    f"Cannot send the sampler's arguments to a {self.start_method} worker: {e}. Under spawn and "
+                    "forkserver, EnvCls, env_kwargs, the collectors, TrajInfoCls and the agent must pickle by "
+                    "reference (module-level classes and functions, no lambdas or local classes). Move them to an "
+                    "importable module, or use start_method='fork'."
+                ) from e
             pool.wait_started()  # every worker built its envs and decorrelated them
-        except (pickle.PicklingError, AttributeError, TypeError) as e:
-            self.shutdown()
-            if self.start_method == "fork" or isinstance(e, SamplerWorkerError):
-                raise
-            raise TypeError(
-                f"Cannot send the sampler's arguments to a {self.start_method} worker: {e}. Under spawn and "
-                "forkserver, EnvCls, env_kwargs, the collectors, TrajInfoCls and the agent must pickle by reference "
-                "(module-level classes and functions, no lambdas or local classes). Move them to an importable "
-                "module, or use start_method='fork'."
-            ) from e
         except BaseException:
             self.shutdown()
             raise

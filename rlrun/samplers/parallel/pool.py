@@ -73,8 +73,6 @@ class WorkerPool:
     """
 
     def __init__(self, ctx: Any, labels: Sequence[WorkerLabel], timeout: float | None = DEFAULT_TIMEOUT_S) -> None:
-        if timeout is not None and not timeout > 0:
-            raise ValueError(f"worker_timeout must be a positive number of seconds or None, got {timeout!r}.")
         self.labels = list(labels)
         self.timeout = timeout
         self.errors = WorkerErrors(ctx, len(self.labels))
