@@ -8,7 +8,7 @@ import numpy as np
 
 from rlrun.utils.collections import AttrDict
 
-__all__ = ["TrajInfo"]
+__all__ = ["TrajInfo", "BoundTrajInfoCls"]
 
 
 class TrajInfo(AttrDict):
@@ -16,7 +16,8 @@ class TrajInfo(AttrDict):
 
     Subclass it to record more (override ``step`` and call ``super().step``). Keys starting with an
     underscore are bookkeeping and are not logged. ``discount`` sets the discount of
-    ``DiscountedReturn``; samplers pass it through ``traj_info_kwargs``.
+    ``DiscountedReturn``; samplers pass it through ``traj_info_kwargs``, and a collector's
+    ``self.TrajInfoCls()`` already carries them (see ``BoundTrajInfoCls``).
     """
 
     def __init__(self, discount: float = 1.0, **kwargs: Any) -> None:
@@ -43,3 +44,45 @@ class TrajInfo(AttrDict):
     def loggable(self) -> dict[str, float]:
         """The public statistics as plain floats, for logging."""
         return {k: float(np.asarray(v)) for k, v in self.items() if not k.startswith("_")}
+
+
+class BoundTrajInfoCls:
+    """A TrajInfo class with the run's ``traj_info_kwargs`` bound, as a collector's ``TrajInfoCls``.
+
+    rlpyt's collectors build ``self.TrajInfoCls()`` with no arguments, so collector subclasses
+    written for rlpyt do too; bound here, such a call still gets the run's discount. Keywords given
+    in the call win. Attribute reads, ``isinstance`` and ``issubclass`` go to the class itself. The
+    binding lives in the collector, not in the class, so two runs in one process never share it.
+    """
+
+    def __init__(self, cls: type, traj_info_kwargs: dict[str, Any] | None = None) -> None:
+        if isinstance(cls, BoundTrajInfoCls):
+            traj_info_kwargs = {**cls.traj_info_kwargs, **(traj_info_kwargs or {})}
+            cls = cls.cls
+        self.cls = cls
+        self.traj_info_kwargs = dict(traj_info_kwargs or {})
+
+    def __call__(self, **kwargs: Any) -> Any:
+        merged = {**self.traj_info_kwargs, **kwargs}
+        try:
+            return self.cls(**merged)
+        except TypeError as e:
+            raise TypeError(
+                f"{self.cls.__name__}({', '.join(merged)}=...) failed: {e}. TrajInfo subclasses receive "
+                "traj_info_kwargs (e.g. discount) as constructor keywords: define __init__(self, **kwargs) "
+                "and call super().__init__(**kwargs)."
+            ) from e
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "cls":  # not yet set (while unpickling)
+            raise AttributeError(name)
+        return getattr(self.cls, name)
+
+    def __instancecheck__(self, obj: Any) -> bool:
+        return isinstance(obj, self.cls)
+
+    def __subclasscheck__(self, subclass: type) -> bool:
+        return issubclass(subclass, self.cls)
+
+    def __repr__(self) -> str:
+        return f"BoundTrajInfoCls({self.cls.__qualname__}, {self.traj_info_kwargs})"

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from rlrun.envs.traj_info import TrajInfo
+from rlrun.envs.traj_info import BoundTrajInfoCls, TrajInfo
 from rlrun.envs.validation import check_observation
 from rlrun.samplers.step_checks import check_finite_batch, has_floating_fields, store_observation
 from rlrun.utils.buffer import buffer_from_example, numpify_buffer, torchify_buffer
@@ -39,18 +39,6 @@ __all__ = [
 
 # The same (cached) class as rlrun.agents.base.AgentInputs: numpy arrays [B, ...] owned by a collector.
 AgentInputs = namedarraytuple("AgentInputs", ["observation", "prev_action", "prev_reward"])
-
-
-def new_traj_info(TrajInfoCls: type, traj_info_kwargs: dict) -> TrajInfo:
-    """A fresh TrajInfo; a subclass must accept (and pass on) the keywords samplers give it."""
-    try:
-        return TrajInfoCls(**traj_info_kwargs)
-    except TypeError as e:
-        raise TypeError(
-            f"{TrajInfoCls.__name__}({', '.join(traj_info_kwargs)}=...) failed: {e}. TrajInfo subclasses receive "
-            "traj_info_kwargs (e.g. discount) as constructor keywords: define __init__(self, **kwargs) and "
-            "call super().__init__(**kwargs)."
-        ) from e
 
 
 class BaseCollector:
@@ -76,8 +64,8 @@ class BaseCollector:
         self.envs = list(envs)
         self.samples_np = samples_np
         self.batch_T = batch_T
-        self.TrajInfoCls = TrajInfoCls
         self.traj_info_kwargs = dict(traj_info_kwargs or {})
+        self.TrajInfoCls = BoundTrajInfoCls(TrajInfoCls, self.traj_info_kwargs)
         self.agent = agent
         self.sync = sync
         self.step_buffer_np = step_buffer_np
@@ -85,7 +73,8 @@ class BaseCollector:
         self.env_ranks = list(env_ranks) if env_ranks is not None else list(range(len(self.envs)))
 
     def new_traj_info(self) -> TrajInfo:
-        return new_traj_info(self.TrajInfoCls, self.traj_info_kwargs)
+        """A fresh TrajInfo with the run's traj_info_kwargs; the same as ``self.TrajInfoCls()``."""
+        return self.TrajInfoCls()
 
     def start_envs(self) -> tuple[Any, list[TrajInfo]]:
         """Reset every env; return the agent inputs ``(observation, prev_action, prev_reward)``."""
@@ -286,8 +275,8 @@ class BaseEvalCollector:
     ) -> None:
         self.rank = rank
         self.envs = list(envs)
-        self.TrajInfoCls = TrajInfoCls
         self.traj_info_kwargs = dict(traj_info_kwargs or {})
+        self.TrajInfoCls = BoundTrajInfoCls(TrajInfoCls, self.traj_info_kwargs)
         self.traj_infos_queue = traj_infos_queue
         self.max_T = int(max_T)
         self.agent = agent
@@ -298,7 +287,8 @@ class BaseEvalCollector:
         self.n_unfinished = 0
 
     def new_traj_info(self) -> TrajInfo:
-        return new_traj_info(self.TrajInfoCls, self.traj_info_kwargs)
+        """A fresh TrajInfo with the run's traj_info_kwargs; the same as ``self.TrajInfoCls()``."""
+        return self.TrajInfoCls()
 
     def collect_evaluation(self, itr: int) -> list[TrajInfo]:
         raise NotImplementedError

@@ -6,7 +6,7 @@ import pickle
 
 import pytest
 
-from rlrun.envs.traj_info import TrajInfo
+from rlrun.envs.traj_info import BoundTrajInfoCls, TrajInfo
 
 
 def play(traj_info: TrajInfo, rewards) -> TrajInfo:
@@ -61,3 +61,23 @@ def test_subclass_records_more_through_step():
     info.step(None, None, 1.0, False, None, 1)
 
     assert info.LivesLost == 1 and info.Length == 1 and "LivesLost" in info.loggable()
+
+
+def test_a_bound_class_builds_with_the_runs_keywords_and_reads_as_the_class():
+    bound = BoundTrajInfoCls(TrajInfo, dict(discount=0.5))
+    info = bound()
+    assert type(info) is TrajInfo and info._discount == 0.5
+    assert bound(discount=0.25)._discount == 0.25  # a keyword in the call wins
+    assert isinstance(info, bound) and issubclass(TrajInfo, bound) and bound.__name__ == "TrajInfo"
+    assert BoundTrajInfoCls(bound, dict(extra=1)).traj_info_kwargs == dict(discount=0.5, extra=1)
+    assert pickle.loads(pickle.dumps(info)) == info  # the instance is of the plain class
+    assert pickle.loads(pickle.dumps(bound))().DiscountedReturn == 0.0
+
+
+def test_a_bound_class_names_the_fix_when_a_subclass_refuses_the_keywords():
+    class Strict(TrajInfo):
+        def __init__(self):
+            super().__init__()
+
+    with pytest.raises(TypeError, match=r"define __init__\(self, \*\*kwargs\)"):
+        BoundTrajInfoCls(Strict, dict(discount=0.5))()
