@@ -40,7 +40,7 @@ def run_rlrun(algo: str, seed: int, eval_every: int) -> dict:
             runner.train()
         logger.set_console_output(True)
         data = read_progress(run_dir)
-    steps, returns = data["CumSteps"], data["ReturnAverage"]
+    steps, returns = data["Diagnostics/CumSteps"], data["ReturnAverage"]
     wall = data["CumTrainTime"][-1]  # sampling and optimisation, evaluation excluded
     return dict(curve=list(zip(steps, returns)), wall=wall, n_steps=n_steps)
 

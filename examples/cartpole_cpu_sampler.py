@@ -56,7 +56,7 @@ def build_and_train(
     )
     with logger_context("cartpole_cpu_sampler", run_ID, "ppo_cartpole_cpu", dict(n_steps=n_steps, seed=seed)):
         result = runner.train()
-    print(f"Final evaluation return: {result['ReturnAverage']:.1f} after {int(result['CumSteps'])} steps")
+    print(f"Final evaluation return: {result['ReturnAverage']:.1f} after {int(result['Diagnostics/CumSteps'])} steps")
     return result
 
 

@@ -107,7 +107,7 @@ def build_and_train(
         result = runner.train()
     print(
         f"Final evaluation: return {result['ReturnAverage']:.2f}, reached the goal in "
-        f"{result['ReachedGoalAverage']:.0%} of episodes, after {int(result['CumSteps'])} steps"
+        f"{result['ReachedGoalAverage']:.0%} of episodes, after {int(result['Diagnostics/CumSteps'])} steps"
     )
     return result
 

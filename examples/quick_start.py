@@ -26,7 +26,7 @@ def build_and_train(n_steps: int = 100_000, seed: int = 0, run_ID: int = 0, log_
     with logger_context("quick_start", run_ID, "ppo_cartpole", config, snapshot_mode="last") as run_dir:
         result = runner.train()
     png = plot_progress(run_dir, os.path.join(run_dir, "learning_curve.png"), title="PPO on CartPole-v1 (evaluation)")
-    print(f"Final evaluation return: {result['ReturnAverage']:.1f} after {int(result['CumSteps'])} steps")
+    print(f"Final evaluation return: {result['ReturnAverage']:.1f} after {int(result['Diagnostics/CumSteps'])} steps")
     print(f"Run folder: {run_dir}\nLearning curve: {png}")
     return result
 

@@ -53,7 +53,7 @@ def test_example_1_dqn_atari_runs_with_evaluation(tmp_path):
         "example_1.py", ["--game", "pong", "--n_steps", "1200", "--log_interval_steps", "600"], tmp_path
     )
     check(result)
-    assert {"GameScoreAverage", "CumSteps"} <= set(progress_columns(tmp_path, "example_1"))
+    assert {"GameScoreAverage", "Diagnostics/CumSteps"} <= set(progress_columns(tmp_path, "example_1"))
 
 
 @pytest.mark.timeout(300)

@@ -51,7 +51,7 @@ def steps_to_solve(
         logger.set_console_output(True)
     progress = read_progress(run_dir)
     returns = progress["ReturnAverage"]
-    solved = next((s for s, r in zip(progress["CumSteps"], returns) if r >= SOLVED_RETURN), None)
+    solved = next((s for s, r in zip(progress["Diagnostics/CumSteps"], returns) if r >= SOLVED_RETURN), None)
     return solved, returns
 
 

@@ -37,9 +37,9 @@ class MinibatchRlBase(BaseRunner):
     """
 
     _eval = False  # rlpyt's flag for "reports evaluation trajectories"; kept for code that reads it
-    # Put before the runner's own columns (Iteration, CumSteps, ...). rlpyt's later versions used
-    # "Diagnostics/"; bare names keep progress.csv and train()'s result simple to read.
-    diagnostics_prefix: str = ""
+    # Put before the runner's own columns (Iteration, CumSteps, ...), as rlpyt did, so plotting
+    # scripts written for rlpyt's progress.csv find "Diagnostics/CumSteps".
+    diagnostics_prefix: str = "Diagnostics/"
 
     def __init__(
         self,

@@ -11,7 +11,10 @@ import math
 import os
 from collections.abc import Sequence
 
-__all__ = ["read_progress", "plot_progress"]
+__all__ = ["read_progress", "find_column", "plot_progress"]
+
+# The prefix runners put before their own columns (Diagnostics/CumSteps), as rlpyt did.
+DIAGNOSTICS_PREFIX = "Diagnostics/"
 
 
 def read_progress(path: str) -> dict[str, list[float]]:
@@ -36,6 +39,19 @@ def read_progress(path: str) -> dict[str, list[float]]:
     return columns
 
 
+def find_column(columns: dict[str, list[float]], name: str) -> str | None:
+    """The column called ``name``, with or without the runner's ``Diagnostics/`` prefix, or None.
+
+    So ``"CumSteps"`` finds ``Diagnostics/CumSteps`` in rlrun's and rlpyt's files and the bare
+    column in files from rlpyt's early versions, which wrote no prefix.
+    """
+    bare = name.removeprefix(DIAGNOSTICS_PREFIX)
+    for candidate in (name, DIAGNOSTICS_PREFIX + bare, bare):
+        if candidate in columns:
+            return candidate
+    return None
+
+
 def plot_progress(
     runs: str | Sequence[str],
     out_path: str,
@@ -47,7 +63,8 @@ def plot_progress(
     """Draw ``y`` against ``x`` for one or more run folders (or csv files) into ``out_path`` (PNG).
 
     Where a ``{y[:-7]}Std`` column exists next to an ``...Average`` column, a band of one standard
-    deviation is shaded. Returns ``out_path``.
+    deviation is shaded. ``x`` and ``y`` may leave out the ``Diagnostics/`` prefix (see
+    :func:`find_column`). Returns ``out_path``.
     """
     import matplotlib
 
@@ -59,16 +76,17 @@ def plot_progress(
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     for run, label in zip(runs, labels):
         data = read_progress(run)
-        if y not in data or x not in data:
+        x_key, y_key = find_column(data, x), find_column(data, y)
+        if x_key is None or y_key is None:
             have = ", ".join(sorted(data))
             raise KeyError(f"{run}: progress has no column {y!r} or {x!r}; it has: {have}.")
-        xs, ys = data[x], data[y]
+        xs, ys = data[x_key], data[y_key]
         pairs = [(a, b) for a, b in zip(xs, ys) if not (math.isnan(a) or math.isnan(b))]
         if not pairs:
             continue
         px, py = zip(*pairs)
         (line,) = ax.plot(px, py, label=label)
-        std_key = y[: -len("Average")] + "Std" if y.endswith("Average") else None
+        std_key = y_key[: -len("Average")] + "Std" if y_key.endswith("Average") else None
         if std_key and std_key in data:
             band = [(a, b, s) for a, b, s in zip(xs, ys, data[std_key]) if not any(map(math.isnan, (a, b, s)))]
             if band:

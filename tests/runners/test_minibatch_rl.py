@@ -81,25 +81,25 @@ def test_minibatch_rl_writes_one_progress_row_per_interval_with_the_expected_col
         final = runner.train()
     rows = read_progress(run_dir)
     expected = [
-        "Iteration",
-        "CumTime (s)",
-        "CumSteps",
-        "CumCompletedTrajs",
-        "CumUpdates",
-        "StepsPerSecond",
-        "UpdatesPerSecond",
-        "NewCompletedTrajs",
-        "StepsInTrajWindow",
+        "Diagnostics/Iteration",
+        "Diagnostics/CumTime (s)",
+        "Diagnostics/CumSteps",
+        "Diagnostics/CumCompletedTrajs",
+        "Diagnostics/CumUpdates",
+        "Diagnostics/StepsPerSecond",
+        "Diagnostics/UpdatesPerSecond",
+        "Diagnostics/NewCompletedTrajs",
+        "Diagnostics/StepsInTrajWindow",
         *(f"{field}{s}" for field in ["Length", "Return", "NonzeroRewards", "DiscountedReturn"] for s in STATS),
         *(f"{field}{s}" for field in A2C_STATS for s in STATS),
     ]
     assert set(expected) <= set(rows[0])
-    assert column(rows, "Iteration") == [4, 9, 14, 19]
-    assert column(rows, "CumSteps") == [100, 200, 300, 400]
-    assert column(rows, "CumUpdates") == [5, 10, 15, 20]
-    assert all(v > 0 for v in column(rows, "StepsPerSecond"))
+    assert column(rows, "Diagnostics/Iteration") == [4, 9, 14, 19]
+    assert column(rows, "Diagnostics/CumSteps") == [100, 200, 300, 400]
+    assert column(rows, "Diagnostics/CumUpdates") == [5, 10, 15, 20]
+    assert all(v > 0 for v in column(rows, "Diagnostics/StepsPerSecond"))
     assert column(rows, "ReturnAverage")[-1] > 5  # CartPole pays 1 per step; episodes last > 5 steps
-    assert final["CumSteps"] == 400
+    assert final["Diagnostics/CumSteps"] == 400
     assert final["ReturnAverage"] == pytest.approx(column(rows, "ReturnAverage")[-1])
     assert sampler.shutdown_calls == 1
 
@@ -110,15 +110,15 @@ def test_minibatch_rl_eval_logs_an_evaluation_before_training_and_at_each_interv
     with logger_context("a2c_eval", 0, "a2c") as run_dir:
         final = runner.train()
     rows = read_progress(run_dir)
-    for key in ["StepsInEval", "TrajsInEval", "EvalTime", "CumEvalTime", "CumTrainTime"]:
+    for key in ["Diagnostics/StepsInEval", "Diagnostics/TrajsInEval", "Diagnostics/EvalTime", "Diagnostics/CumEvalTime", "Diagnostics/CumTrainTime"]:
         assert f"{key}" in rows[0]
-    assert column(rows, "CumSteps") == [0, 100, 200]
-    assert math.isnan(column(rows, "StepsPerSecond")[0])  # no training before the first evaluation
-    assert all(n >= 1 for n in column(rows, "TrajsInEval"))
-    assert all(t > 0 for t in column(rows, "EvalTime"))
-    assert column(rows, "CumEvalTime")[-1] == pytest.approx(sum(column(rows, "EvalTime")))
+    assert column(rows, "Diagnostics/CumSteps") == [0, 100, 200]
+    assert math.isnan(column(rows, "Diagnostics/StepsPerSecond")[0])  # no training before the first evaluation
+    assert all(n >= 1 for n in column(rows, "Diagnostics/TrajsInEval"))
+    assert all(t > 0 for t in column(rows, "Diagnostics/EvalTime"))
+    assert column(rows, "Diagnostics/CumEvalTime")[-1] == pytest.approx(sum(column(rows, "Diagnostics/EvalTime")))
     # The logged returns are the evaluation episodes', whose lengths StepsInEval sums.
-    assert column(rows, "LengthAverage")[-1] * final["TrajsInEval"] == pytest.approx(final["StepsInEval"])
+    assert column(rows, "LengthAverage")[-1] * final["Diagnostics/TrajsInEval"] == pytest.approx(final["Diagnostics/StepsInEval"])
     assert sampler.shutdown_calls == 1
 
 
@@ -127,7 +127,7 @@ def test_n_itr_rounds_steps_up_to_whole_batches_and_the_last_iteration_is_logged
     with logger_context("e", 0, "n") as run_dir:
         runner.train()
     assert runner.n_itr == 7 and runner.log_interval_itrs == 3
-    assert column(read_progress(run_dir), "CumSteps") == [60, 120, 140]
+    assert column(read_progress(run_dir), "Diagnostics/CumSteps") == [60, 120, 140]
 
 
 def test_episode_statistic_columns_exist_before_any_episode_has_finished(in_tmp):
@@ -181,9 +181,9 @@ def test_dqn_run_logs_its_replay_ratio_and_saves_snapshots_only_once_learning_st
         runner.train()
     rows = read_progress(run_dir)
     assert runner.min_itr_learn == 6  # 200 steps // 32 per iteration, known only after algo.initialize
-    assert column(rows, "ReplayRatio")[0] == 0  # the first interval ends before learning starts
-    assert column(rows, "ReplayRatio")[-2:] == [8, 8]
-    assert column(rows, "CumReplayRatio")[-1] == pytest.approx(algo.batch_size * algo.update_counter / 640)
+    assert column(rows, "Diagnostics/ReplayRatio")[0] == 0  # the first interval ends before learning starts
+    assert column(rows, "Diagnostics/ReplayRatio")[-2:] == [8, 8]
+    assert column(rows, "Diagnostics/CumReplayRatio")[-1] == pytest.approx(algo.batch_size * algo.update_counter / 640)
     snapshots = {p.name for p in pathlib.Path(run_dir).glob("*.pkl")}
     assert snapshots == {"itr_7.pkl", "itr_11.pkl", "itr_15.pkl", "itr_19.pkl"}  # not itr_3: before learning
 
@@ -287,7 +287,7 @@ def test_minibatch_rl_eval_refuses_a_sampler_without_eval_envs():
 def test_training_without_a_logger_context_logs_to_the_console_only(in_tmp, capsys):
     runner = MinibatchRl(algo=A2C(), agent=CategoricalPgAgent(), sampler=cartpole_sampler(), n_steps=40, seed=0)
     final = runner.train()
-    assert final["CumSteps"] == 40
+    assert final["Diagnostics/CumSteps"] == 40
     assert "CumSteps" in capsys.readouterr().out
     assert list(in_tmp.iterdir()) == []
     assert logger.get_snapshot_dir() is None

@@ -40,7 +40,7 @@ def test_example_3_runs_with_each_parallel_sampler(sample_mode, tmp_path):
     run_example("example_3.py", args, tmp_path)
     (progress,) = glob.glob(str(tmp_path / "data" / "local" / "*" / "example_3" / "run_0" / "progress.csv"))
     with open(progress) as f:
-        assert "CumSteps" in f.readline()
+        assert "Diagnostics/CumSteps" in f.readline()
 
 
 @pytest.mark.timeout(240)
@@ -49,4 +49,4 @@ def test_example_5_dqn_runs_with_the_gpu_sampler(tmp_path):
     run_example("example_5.py", args, tmp_path)
     (progress,) = glob.glob(str(tmp_path / "data" / "local" / "*" / "example_5" / "run_0" / "progress.csv"))
     with open(progress) as f:
-        assert "CumSteps" in f.readline()
+        assert "Diagnostics/CumSteps" in f.readline()
