@@ -32,7 +32,7 @@ def check(result: subprocess.CompletedProcess) -> None:
 
 def progress_columns(tmp_path, experiment: str) -> list[str]:
     """The column names of the one run's progress.csv that ``experiment`` wrote under ``tmp_path``."""
-    (progress,) = glob.glob(str(tmp_path / "data" / "local" / "*" / experiment / "run_0" / "progress.csv"))
+    (progress,) = glob.glob(str(tmp_path / "data" / "local" / "*" / "*" / experiment / "run_0" / "progress.csv"))
     with open(progress) as f:
         return f.readline().strip().split(",")
 
@@ -41,7 +41,7 @@ def progress_columns(tmp_path, experiment: str) -> list[str]:
 def test_quick_start_writes_progress_params_and_a_learning_curve(tmp_path):
     result = run_example("quick_start.py", ["--n_steps", "2048", "--log_interval_steps", "1024"], tmp_path)
     check(result)
-    (run_dir,) = glob.glob(str(tmp_path / "data" / "local" / "*" / "quick_start" / "run_0"))
+    (run_dir,) = glob.glob(str(tmp_path / "data" / "local" / "*" / "*" / "quick_start" / "run_0"))
     for name in ("progress.csv", "params.json", "debug.log", "learning_curve.png", "params.pkl"):
         assert os.path.getsize(os.path.join(run_dir, name)) > 0, name
     assert "Final evaluation return" in result.stdout
@@ -60,7 +60,7 @@ def test_example_1_dqn_atari_runs_with_evaluation(tmp_path):
 def test_example_3_a2c_atari_serial_runs(tmp_path):
     result = run_example("example_3.py", ["--n_steps", "320", "--log_interval_steps", "160"], tmp_path)
     check(result)
-    assert glob.glob(str(tmp_path / "data" / "local" / "*" / "example_3" / "run_0" / "progress.csv"))
+    assert glob.glob(str(tmp_path / "data" / "local" / "*" / "*" / "example_3" / "run_0" / "progress.csv"))
 
 
 @pytest.mark.timeout(300)

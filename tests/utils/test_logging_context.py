@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from rlrun.utils.logging import logger
-from rlrun.utils.logging.context import get_log_dir, jsonable, logger_context
+from rlrun.utils.logging.context import claim_run_dir, get_log_dir, jsonable, logger_context
 
 HAS_TENSORBOARD = importlib.util.find_spec("tensorboard") is not None
 
@@ -40,12 +40,16 @@ def read_csv(path):
         return list(csv.reader(f))
 
 
-def test_context_writes_params_progress_and_debug_log_under_cwd_data_local_date(in_tmp):
+def test_context_writes_params_progress_and_debug_log_under_cwd_data_local_date_time(in_tmp):
+    before = datetime.datetime.now().replace(microsecond=0)
     with logger_context("cartpole_a2c", 3, "a2c", log_params=dict(lr=1e-3, n_envs=8)) as run_dir:
         logger.log("inside the run")
         logger.record_tabular("Iteration", 0)
         logger.dump_tabular()
-    expected = in_tmp / "data" / "local" / today() / "cartpole_a2c" / "run_3"
+    after = datetime.datetime.now()
+    date, time = pathlib.Path(run_dir).relative_to(in_tmp / "data" / "local").parts[:2]
+    assert before <= datetime.datetime.strptime(date + time, "%Y%m%d%H%M%S") <= after
+    expected = in_tmp / "data" / "local" / date / time / "cartpole_a2c" / "run_3"
     assert pathlib.Path(run_dir) == expected
     assert {p.name for p in expected.iterdir()} == {"params.json", "progress.csv", "debug.log"}
     assert json.loads((expected / "params.json").read_text()) == {"lr": 1e-3, "n_envs": 8, "name": "a2c", "run_ID": 3}
@@ -69,7 +73,9 @@ def test_absolute_log_dir_is_used_as_given(in_tmp):
 
 
 def test_get_log_dir_is_relative_to_the_current_directory_at_call_time(in_tmp):
-    assert get_log_dir("e") == str(in_tmp / "data" / "local" / today() / "e")
+    log_dir = pathlib.Path(get_log_dir("e"))
+    assert log_dir.parent.parent == in_tmp / "data" / "local" / today() and log_dir.name == "e"
+    assert len(log_dir.parent.name) == 6 and log_dir.parent.name.isdigit()  # HHMMSS
     assert get_log_dir("e", root_log_dir=str(in_tmp / "r"), date=False) == str(in_tmp / "r" / "local" / "e")
 
 
@@ -186,14 +192,44 @@ def test_consecutive_runs_in_one_process_get_their_own_columns(in_tmp):
         assert read_csv(pathlib.Path(run_dir) / "progress.csv") == [[key], [str(run_ID)]]
 
 
-def test_rerunning_a_run_id_starts_progress_afresh_and_says_so_in_debug_log(in_tmp):
-    for value in (1, 2):
-        with logger_context("e", 0, "n") as run_dir:
+def test_rerunning_a_run_id_keeps_the_earlier_logs_and_takes_the_next_folder(in_tmp):
+    run_dirs = []
+    for value in (1, 2, 3):
+        with logger_context(str(in_tmp / "e"), 0, "n") as run_dir:
             logger.record_tabular("v", value)
             logger.dump_tabular()
-    run = pathlib.Path(run_dir)
-    assert read_csv(run / "progress.csv") == [["v"], ["2"]]
-    assert "held a previous run" in (run / "debug.log").read_text()
+        run_dirs.append(pathlib.Path(run_dir))
+    assert run_dirs == [in_tmp / "e" / "run_0", in_tmp / "e" / "run_0-2", in_tmp / "e" / "run_0-3"]
+    for run, value in zip(run_dirs, (1, 2, 3)):
+        assert read_csv(run / "progress.csv") == [["v"], [str(value)]]
+    assert "holds an earlier run's logs, which are kept" in (run_dirs[1] / "debug.log").read_text()
+
+
+def test_a_relative_log_dir_inside_data_is_used_as_given(in_tmp):
+    with logger_context("data/local/20260101/000000/exp", 1, "n") as run_dir:
+        pass
+    assert pathlib.Path(run_dir) == in_tmp / "data" / "local" / "20260101" / "000000" / "exp" / "run_1"
+
+
+def test_an_existing_folder_without_run_files_is_used(in_tmp):
+    (in_tmp / "e" / "run_0").mkdir(parents=True)
+    (in_tmp / "e" / "run_0" / "notes.txt").write_text("mine")
+    with logger_context(str(in_tmp / "e"), 0, "n") as run_dir:
+        pass
+    assert pathlib.Path(run_dir) == in_tmp / "e" / "run_0"
+
+
+def _claim(args):
+    return claim_run_dir(args)
+
+
+def test_processes_claiming_one_folder_at_once_each_get_their_own(tmp_path):
+    import multiprocessing as mp
+
+    with mp.get_context("fork").Pool(4) as pool:
+        claimed = pool.map(_claim, [str(tmp_path / "run_0")] * 8)
+    assert len(set(claimed)) == 8
+    assert {pathlib.Path(c).name for c in claimed} == {"run_0", *(f"run_0-{k}" for k in range(2, 9))}
 
 
 @pytest.mark.skipif(HAS_TENSORBOARD, reason="tensorboard is installed")

@@ -19,23 +19,51 @@ import torch
 
 from rlrun.utils.logging import logger
 
-__all__ = ["logger_context", "get_log_dir", "LOG_DIR_NAME", "jsonable"]
+__all__ = ["logger_context", "get_log_dir", "claim_run_dir", "LOG_DIR_NAME", "jsonable"]
 
 LOG_DIR_NAME = "data"
 
 
 def get_log_dir(experiment_name: str, root_log_dir: str | None = None, date: bool = True) -> str:
-    """``<root_log_dir>/local/<YYYYMMDD>/<experiment_name>`` as an absolute path.
+    """``<root_log_dir>/local/<YYYYMMDD>/<HHMMSS>/<experiment_name>`` as an absolute path, as rlpyt's.
 
     ``root_log_dir`` defaults to ``./data`` of the current working directory (read at call time),
-    never a folder inside the installed package. ``date=False`` leaves out the date folder.
+    never a folder inside the installed package. ``date=False`` leaves out the date and time folders.
     """
     root = os.path.join(os.getcwd(), LOG_DIR_NAME) if root_log_dir is None else root_log_dir
     parts = [root, "local"]
     if date:
-        parts.append(datetime.date.today().strftime("%Y%m%d"))
+        now = datetime.datetime.now()
+        parts += [now.strftime("%Y%m%d"), now.strftime("%H%M%S")]
     parts.append(experiment_name)
     return os.path.abspath(os.path.join(*parts))
+
+
+# The files that mark a folder as holding a run's logs.
+RUN_FILES = ("params.json", "progress.csv", "debug.log")
+
+
+def claim_run_dir(run_dir: str) -> str:
+    """Make ``run_dir`` and take it for one run, or ``<run_dir>-2``, ``-3``, ... if a run holds it.
+
+    A run's logs are never overwritten: a folder that already has a run's files is left alone. The
+    claim is an exclusive create of ``params.json``, so two processes never take the same folder.
+    """
+    for attempt in range(1, 10_000):
+        candidate = run_dir if attempt == 1 else f"{run_dir}-{attempt}"
+        os.makedirs(candidate, exist_ok=True)
+        if any(os.path.exists(os.path.join(candidate, f)) for f in RUN_FILES[1:]):
+            continue
+        try:
+            with open(os.path.join(candidate, RUN_FILES[0]), "x", encoding="utf-8"):
+                return candidate
+        except FileExistsError:
+            continue
+    raise RuntimeError(f"Every folder from {run_dir} to {run_dir}-9999 holds a run; choose another log_dir or run_ID.")
+
+
+def _inside(path: str, folder: str) -> bool:
+    return os.path.commonpath([os.path.abspath(path), os.path.abspath(folder)]) == os.path.abspath(folder)
 
 
 def jsonable(obj: Any) -> Any:
@@ -84,9 +112,10 @@ def logger_context(
 ) -> Iterator[str]:
     """Log one run into its own folder; wrap ``runner.train()`` in it. Yields the run folder.
 
-    The folder is ``./data/local/<YYYYMMDD>/<log_dir>/run_<run_ID>`` under the current working
-    directory, or ``<log_dir>/run_<run_ID>`` with ``override_prefix=True`` (an absolute ``log_dir`` is
-    always used as given). It gets ``params.json`` (``log_params`` plus ``name`` and ``run_ID``),
+    The folder is ``./data/local/<YYYYMMDD>/<HHMMSS>/<log_dir>/run_<run_ID>`` under the current working
+    directory, or ``<log_dir>/run_<run_ID>`` with ``override_prefix=True`` (an absolute ``log_dir``, or
+    one already inside ``./data``, is always used as given). A folder that holds an earlier run's logs
+    is never written over: the run takes ``run_<run_ID>-2`` (then ``-3``, ...) beside it, and says so. It gets ``params.json`` (``log_params`` plus ``name`` and ``run_ID``),
     ``progress.csv`` (one row per :func:`logger.dump_tabular`), ``debug.log`` (every message, appended)
     and the snapshots chosen by ``snapshot_mode`` (see :func:`logger.set_snapshot_mode`; ``snapshot_gap``
     sets the gap, else the logger's current gap is kept). Records of the library's stdlib loggers (``rlrun.*``)
@@ -98,9 +127,10 @@ def logger_context(
         raise ValueError(f"Unknown snapshot_mode {snapshot_mode!r}; use one of {list(logger.SNAPSHOT_MODES)}.")
     summary_writer_cls = _summary_writer_cls() if use_summary_writer else None
     run_dir = os.path.join(str(log_dir), f"run_{run_ID}")
-    if not (override_prefix or os.path.isabs(run_dir)):
+    data_dir = os.path.join(os.getcwd(), LOG_DIR_NAME)
+    if not (override_prefix or os.path.isabs(run_dir) or _inside(run_dir, data_dir)):
         run_dir = get_log_dir(run_dir)
-    run_dir = os.path.abspath(run_dir)
+    wanted_dir = os.path.abspath(run_dir)
 
     logger.push_state()
     library_log = logging.getLogger("rlrun")
@@ -112,21 +142,18 @@ def logger_context(
         if snapshot_gap is not None:
             logger.set_snapshot_gap(snapshot_gap)  # validated before any folder is made
         logger.set_snapshot_mode(snapshot_mode)
+        run_dir = claim_run_dir(wanted_dir)
         logger.set_snapshot_dir(run_dir)
         logger.add_text_output(os.path.join(run_dir, "debug.log"))
-        progress_file = os.path.join(run_dir, "progress.csv")
-        replaced = os.path.exists(progress_file)
-        logger.add_tabular_output(progress_file)
+        logger.add_tabular_output(os.path.join(run_dir, "progress.csv"))
         if summary_writer_cls is not None:
             logger.set_tf_summary_writer(summary_writer_cls(run_dir))
         logger.push_prefix(f"{name}_{run_ID} ")
         params = {**(log_params or {}), "name": name, "run_ID": run_ID}
         with open(os.path.join(run_dir, "params.json"), "w", encoding="utf-8") as f:
             json.dump(jsonable(params), f, indent=2)
-        if replaced:
-            logger.log(
-                f"WARNING: {progress_file} held a previous run and was started afresh; use a new run_ID to keep both."
-            )
+        if run_dir != wanted_dir:
+            logger.log(f"{wanted_dir} holds an earlier run's logs, which are kept; this run logs to {run_dir}.")
         logger.log(f"Logging to {run_dir}")
         yield run_dir
     finally:

@@ -30,7 +30,7 @@ def run_example(name: str, args: list[str], cwd) -> subprocess.CompletedProcess:
 def test_cartpole_cpu_sampler_example_trains_and_evaluates(tmp_path):
     result = run_example("cartpole_cpu_sampler.py", ["--n_steps", "1024", "--log_interval_steps", "512"], tmp_path)
     assert "Final evaluation return" in result.stdout
-    assert glob.glob(str(tmp_path / "data" / "local" / "*" / "cartpole_cpu_sampler" / "run_0" / "progress.csv"))
+    assert glob.glob(str(tmp_path / "data" / "local" / "*" / "*" / "cartpole_cpu_sampler" / "run_0" / "progress.csv"))
 
 
 @pytest.mark.timeout(180)
@@ -38,7 +38,7 @@ def test_cartpole_cpu_sampler_example_trains_and_evaluates(tmp_path):
 def test_example_3_runs_with_each_parallel_sampler(sample_mode, tmp_path):
     args = ["--sample_mode", sample_mode, "--n_parallel", "2", "--n_steps", "320", "--log_interval_steps", "160"]
     run_example("example_3.py", args, tmp_path)
-    (progress,) = glob.glob(str(tmp_path / "data" / "local" / "*" / "example_3" / "run_0" / "progress.csv"))
+    (progress,) = glob.glob(str(tmp_path / "data" / "local" / "*" / "*" / "example_3" / "run_0" / "progress.csv"))
     with open(progress) as f:
         assert "Diagnostics/CumSteps" in f.readline()
 
@@ -47,6 +47,6 @@ def test_example_3_runs_with_each_parallel_sampler(sample_mode, tmp_path):
 def test_example_5_dqn_runs_with_the_gpu_sampler(tmp_path):
     args = ["--n_parallel", "2", "--n_steps", "1200", "--log_interval_steps", "600", "--replay_size", "2000", "--eval_max_steps", "1000"]
     run_example("example_5.py", args, tmp_path)
-    (progress,) = glob.glob(str(tmp_path / "data" / "local" / "*" / "example_5" / "run_0" / "progress.csv"))
+    (progress,) = glob.glob(str(tmp_path / "data" / "local" / "*" / "*" / "example_5" / "run_0" / "progress.csv"))
     with open(progress) as f:
         assert "Diagnostics/CumSteps" in f.readline()
