@@ -83,11 +83,12 @@ class BaseAgent:
         self.ModelCls = ModelCls
         self.model_kwargs = dict(model_kwargs or {})
         self.initial_model_state_dict = initial_model_state_dict
-        self.model: torch.nn.Module | None = None
+        # Built by initialize(); None until then.
+        self.model: torch.nn.Module = None  # type: ignore[assignment]
         self.shared_model: torch.nn.Module | None = None
-        self.distribution = None
+        self.distribution: Any = None
         self.device = torch.device("cpu")
-        self.env_spaces = None
+        self.env_spaces: Any = None
         self.env_model_kwargs: dict[str, Any] = {}
         self.share_memory = False
         self._mode: str | None = None
@@ -207,7 +208,7 @@ class BaseAgent:
         ``step`` calls this with the leading shape of its distribution parameters (``[B]``); the
         streams of the current mode advance by one step. None when the mode has no streams.
         """
-        streams = {"sample": self._sample_streams, "eval": self._eval_streams}.get(self._mode)
+        streams = {"sample": self._sample_streams, "eval": self._eval_streams}.get(self._mode or "")
         if streams is None:
             return None
         shape = tuple(leading_shape)
@@ -289,10 +290,11 @@ def _zero_batch_entry(state: Any, idx: int) -> None:
         _zero_batch_entry(s, idx)
 
 
-class RecurrentAgentMixin:
+class RecurrentAgentMixin(BaseAgent):
     """Keeps the recurrent state between ``step`` calls, so samplers need not know about it.
 
-    Put it before the agent class: ``class MyAgent(RecurrentAgentMixin, BaseAgent)``. ``step`` reads
+    Put it before the agent class: ``class MyAgent(RecurrentAgentMixin, BaseAgent)``. It derives
+    from ``BaseAgent`` so that its calls to the modes' ``super()`` are checked. ``step`` reads
     :attr:`prev_rnn_state` (None at the start: the model makes zeros) and calls
     :meth:`advance_rnn_state` with the new state. States are ``[N, B, H]`` tensors (the layout of
     ``torch.nn.LSTM``) or tuples of them; ``reset_one(idx)`` zeroes env ``idx``'s column. The

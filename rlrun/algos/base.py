@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
+
 __all__ = ["RlAlgorithm"]
 
 
@@ -13,13 +15,26 @@ class RlAlgorithm:
     The runner calls :meth:`initialize` once after the sampler and agent are built, then per
     iteration ``opt_info = optimize_agent(itr, samples)``. ``opt_info`` is a namedtuple whose fields
     are :attr:`opt_info_fields`, each a list of floats with one entry per gradient step (empty when
-    no step was taken), which the runner logs. ``bootstrap_value = True`` asks the sampler for
-    ``samples.agent.bootstrap_value``. ``update_counter`` counts gradient steps taken.
+    no step was taken), which the runner logs.
+
+    The runner reads these attributes, declared here with their defaults:
+
+    - ``bootstrap_value``: True asks the sampler for ``samples.agent.bootstrap_value``;
+    - ``discount``: also given to the sampler's TrajInfo (``DiscountedReturn``);
+    - ``min_itr_learn``: the first iteration that trains (replay algorithms wait to fill their
+      replay); snapshots start there. Known after :meth:`initialize`;
+    - ``batch_size``: the samples one gradient step trains on, for the replay ratio columns; None
+      leaves those columns out;
+    - ``update_counter``: gradient steps taken so far.
     """
 
     opt_info_fields: tuple[str, ...] = ()
     bootstrap_value: bool = False
+    discount: float = 1.0
+    min_itr_learn: int = 0
+    batch_size: int | None = None
     update_counter: int = 0
+    optimizer: torch.optim.Optimizer
 
     def initialize(
         self,
@@ -58,8 +73,3 @@ class RlAlgorithm:
 
     def load_optim_state_dict(self, state_dict: dict[str, Any]) -> None:
         self.optimizer.load_state_dict(state_dict)
-
-    @property
-    def batch_size(self) -> int:
-        """The training batch size of one gradient step, for logging."""
-        return self._batch_size

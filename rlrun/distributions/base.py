@@ -25,8 +25,8 @@ class Distribution:
     """Base class; subclasses implement what their algorithms need (not every method applies to all)."""
 
     @property
-    def dim(self) -> int:
-        """Number of actions (discrete) or action dims (continuous)."""
+    def dim(self) -> int | None:
+        """Number of actions (discrete) or action dims (continuous); None while not yet known."""
         raise NotImplementedError
 
     @property

@@ -80,7 +80,7 @@ class CategoricalEpsilonGreedy(EpsilonGreedy):
         super().__init__(**kwargs)
         self.z = z
 
-    def sample(
+    def sample(  # type: ignore[override]  # rlpyt's signature: the atom values come second
         self, p: torch.Tensor, z: torch.Tensor | None = None, uniform: torch.Tensor | None = None
     ) -> torch.Tensor:
         z = self.z if z is None else z

@@ -55,6 +55,9 @@ class BoundTrajInfoCls:
     binding lives in the collector, not in the class, so two runs in one process never share it.
     """
 
+    cls: type
+    traj_info_kwargs: dict[str, Any]
+
     def __init__(self, cls: type, traj_info_kwargs: dict[str, Any] | None = None) -> None:
         if isinstance(cls, BoundTrajInfoCls):
             traj_info_kwargs = {**cls.traj_info_kwargs, **(traj_info_kwargs or {})}

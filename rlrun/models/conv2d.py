@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import torch
 
@@ -64,7 +65,9 @@ class Conv2dModel(torch.nn.Module):
         """Number of features the stack outputs for an ``h x w`` image, computed without a forward pass."""
         for layer in self.conv:
             if isinstance(layer, (torch.nn.Conv2d, torch.nn.MaxPool2d)):
-                h, w = conv2d_output_shape(h, w, layer.kernel_size, layer.stride, layer.padding)
+                # Conv2dModel builds its layers with integer paddings, never "same"/"valid".
+                padding = cast("int | tuple[int, ...]", layer.padding)
+                h, w = conv2d_output_shape(h, w, layer.kernel_size, layer.stride, padding)
         if h <= 0 or w <= 0:
             raise ValueError(f"Conv2dModel: the image is too small for these layers (output {h}x{w}).")
         return h * w * self._out_channels

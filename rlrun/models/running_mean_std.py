@@ -21,6 +21,10 @@ class RunningMeanStdModel(torch.nn.Module):
     across ranks first, so every rank holds the same statistics.
     """
 
+    mean: torch.Tensor  # buffers, saved in state_dict
+    var: torch.Tensor
+    count: torch.Tensor
+
     def __init__(self, shape: Sequence[int]) -> None:
         super().__init__()
         self.shape = tuple(shape)

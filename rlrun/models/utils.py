@@ -9,16 +9,16 @@ import torch
 __all__ = ["conv2d_output_shape", "ScaleGrad", "scale_grad", "update_state_dict", "strip_ddp_state_dict"]
 
 
-def _pair(x: int | tuple[int, int]) -> tuple[int, int]:
+def _pair(x: int | tuple[int, ...]) -> tuple[int, int]:
     return (x, x) if isinstance(x, int) else (int(x[0]), int(x[1]))
 
 
 def conv2d_output_shape(
     h: int,
     w: int,
-    kernel_size: int | tuple[int, int] = 1,
-    stride: int | tuple[int, int] = 1,
-    padding: int | tuple[int, int] = 0,
+    kernel_size: int | tuple[int, ...] = 1,
+    stride: int | tuple[int, ...] = 1,
+    padding: int | tuple[int, ...] = 0,
     dilation: int = 1,
 ) -> tuple[int, int]:
     """Height and width after a ``Conv2d`` or ``MaxPool2d`` with these settings on an ``h x w`` input."""

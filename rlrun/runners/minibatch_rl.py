@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Sequence
 from typing import Any
 
 from rlrun.runners.minibatch_rl_base import MinibatchRlBase
@@ -34,7 +35,7 @@ class MinibatchRl(MinibatchRlBase):
         self._traj_infos: deque = deque(maxlen=self.log_traj_window)
         self._new_completed_trajs = 0
 
-    def store_diagnostics(self, itr: int, traj_infos: list, opt_info: Any) -> None:
+    def store_diagnostics(self, itr: int, traj_infos: Sequence[Any], opt_info: Any) -> None:
         self._new_completed_trajs += len(traj_infos)
         self._traj_infos.extend(traj_infos)
         super().store_diagnostics(itr, traj_infos, opt_info)
@@ -42,12 +43,12 @@ class MinibatchRl(MinibatchRlBase):
     def on_log_interval(self, itr: int) -> None:
         self.log_diagnostics(itr)
 
-    def log_diagnostics(self, itr: int, prefix: str | None = None) -> dict[str, Any]:
+    def log_diagnostics(self, itr: int, prefix: str | None = None) -> dict[str, Any]:  # type: ignore[override]  # rlpyt's
         row = super().log_diagnostics(itr, list(self._traj_infos), prefix=prefix)
         self._new_completed_trajs = 0
         return row
 
-    def extra_diagnostics(self, traj_infos: list | None) -> dict[str, Any]:
+    def extra_diagnostics(self, traj_infos: Sequence[Any] | None) -> dict[str, Any]:
         return {
             "NewCompletedTrajs": self._new_completed_trajs,
             "StepsInTrajWindow": sum(info["Length"] for info in self._traj_infos),
@@ -65,7 +66,7 @@ class MinibatchRlEval(MinibatchRlBase):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        if getattr(self.sampler, "eval_n_envs", None) == 0:
+        if self.sampler.eval_n_envs == 0:
             raise ValueError(
                 "MinibatchRlEval evaluates the agent, but the sampler has eval_n_envs=0. Build the sampler with "
                 "eval_n_envs > 0 and eval_max_steps, or use MinibatchRl to report training episodes instead."
@@ -85,7 +86,7 @@ class MinibatchRlEval(MinibatchRlBase):
         eval_traj_infos, eval_time = self.evaluate_agent(itr)
         self.log_diagnostics(itr, eval_traj_infos, eval_time)
 
-    def evaluate_agent(self, itr: int) -> tuple[list, float]:
+    def evaluate_agent(self, itr: int) -> tuple[Sequence[Any], float]:
         """Run the sampler's evaluation with the agent in eval mode; return (traj_infos, seconds).
 
         Skipped (no trajectories, 0 s) before the algorithm's ``min_itr_learn``, except at itr 0.
@@ -103,8 +104,8 @@ class MinibatchRlEval(MinibatchRlBase):
     def _evaluates_at(self, itr: int) -> bool:
         return itr == 0 or itr >= self.min_itr_learn - 1
 
-    def log_diagnostics(
-        self, itr: int, eval_traj_infos: list, eval_time: float, prefix: str | None = None
+    def log_diagnostics(  # type: ignore[override]  # rlpyt's signature
+        self, itr: int, eval_traj_infos: Sequence[Any], eval_time: float, prefix: str | None = None
     ) -> dict[str, Any]:
         if not eval_traj_infos and self._evaluates_at(itr):
             logger.log("WARNING: no evaluation episode finished within the sampler's eval_max_steps; raise it.")
@@ -112,7 +113,7 @@ class MinibatchRlEval(MinibatchRlBase):
         self._last_eval_time = eval_time
         return super().log_diagnostics(itr, eval_traj_infos, eval_time, prefix=prefix)
 
-    def extra_diagnostics(self, traj_infos: list | None) -> dict[str, Any]:
+    def extra_diagnostics(self, traj_infos: Sequence[Any] | None) -> dict[str, Any]:
         traj_infos = traj_infos or []
         return {
             "CumTrainTime": self._cum_time - self._cum_eval_time,

@@ -9,10 +9,12 @@ from __future__ import annotations
 import math
 import numbers
 import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rlrun.envs.traj_info import TrajInfo
 from rlrun.runners.base import BaseRunner
+from rlrun.runners.contracts import AgentContract, AlgorithmContract, SamplerContract
 from rlrun.runners.master_affinity import apply_master_affinity, check_affinity, fit_master_threads_to_workers
 from rlrun.utils.logging import logger
 from rlrun.utils.seed import make_seed, set_seed
@@ -43,9 +45,9 @@ class MinibatchRlBase(BaseRunner):
 
     def __init__(
         self,
-        algo: Any,
-        agent: Any,
-        sampler: Any,
+        algo: AlgorithmContract,
+        agent: AgentContract,
+        sampler: SamplerContract,
         n_steps: int | float,
         seed: int | None = None,
         affinity: dict[str, Any] | None = None,
@@ -69,7 +71,7 @@ class MinibatchRlBase(BaseRunner):
         self.affinity = check_affinity(affinity, name)
         self._affinity_arg = affinity  # what the sampler receives: the user's own value, None included
         self.log_interval_steps = int(log_interval_steps)
-        self.min_itr_learn = getattr(algo, "min_itr_learn", 0)
+        self.min_itr_learn = algo.min_itr_learn
         # A distributed runner sets these before startup().
         self.rank = 0
         self.world_size = 1
@@ -77,7 +79,7 @@ class MinibatchRlBase(BaseRunner):
         self.n_itr = 0
         self.log_interval_itrs = 1
         self.itr_batch_size = 0
-        self._restore_master_affinity = None
+        self._restore_master_affinity: Callable[[], None] | None = None
 
     # ---- the loop ----
 
@@ -127,7 +129,7 @@ class MinibatchRlBase(BaseRunner):
             agent=self.agent,
             affinity=self._affinity_arg,
             seed=self.seed + 1,
-            bootstrap_value=getattr(self.algo, "bootstrap_value", False),
+            bootstrap_value=self.algo.bootstrap_value,
             traj_info_kwargs=self.get_traj_info_kwargs(),
             rank=self.rank,
             world_size=self.world_size,
@@ -149,13 +151,13 @@ class MinibatchRlBase(BaseRunner):
             rank=self.rank,
         )
         # Replay-based algorithms know when learning starts only once they know the batch size.
-        self.min_itr_learn = getattr(self.algo, "min_itr_learn", 0)
+        self.min_itr_learn = self.algo.min_itr_learn
         self.initialize_logging()
         return n_itr
 
     def get_traj_info_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for the sampler's TrajInfo: the algorithm's discount."""
-        return dict(discount=getattr(self.algo, "discount", 1.0))
+        return dict(discount=self.algo.discount)
 
     def get_n_itr(self) -> int:
         """Set and return ``n_itr`` and ``log_interval_itrs`` from the step counts and the batch size."""
@@ -219,14 +221,13 @@ class MinibatchRlBase(BaseRunner):
     def _template_traj_info_keys(self) -> list[str]:
         # progress.csv fixes its columns at the first row, which may come before any trajectory has
         # finished; a fresh TrajInfo tells the statistics' names up front.
-        TrajInfoCls = getattr(self.sampler, "TrajInfoCls", TrajInfo)
         try:
-            template = TrajInfoCls(**self.get_traj_info_kwargs())
+            template = self.sampler.TrajInfoCls(**self.get_traj_info_kwargs())
         except Exception:
             template = TrajInfo()
         return [k for k in template if not k.startswith("_")]
 
-    def store_diagnostics(self, itr: int, traj_infos: list, opt_info: Any) -> None:
+    def store_diagnostics(self, itr: int, traj_infos: Sequence[Any], opt_info: Any) -> None:
         """Keep what iteration ``itr`` produced until the next log row."""
         self._itrs_done = itr + 1
         self._cum_completed_trajs += len(traj_infos)
@@ -235,7 +236,7 @@ class MinibatchRlBase(BaseRunner):
             values.extend(new if isinstance(new, (list, tuple)) else [new])
 
     def log_diagnostics(
-        self, itr: int, traj_infos: list | None = None, eval_time: float = 0.0, prefix: str | None = None
+        self, itr: int, traj_infos: Sequence[Any] | None = None, eval_time: float = 0.0, prefix: str | None = None
     ) -> dict[str, Any]:
         """Save a snapshot and write one row of diagnostics; return the row.
 
@@ -250,7 +251,7 @@ class MinibatchRlBase(BaseRunner):
         cum_time = now - self._start_time
         train_time = now - self._last_time - eval_time
         new_samples = (self._itrs_done - self._itrs_at_last_log) * self.itr_batch_size
-        update_counter = getattr(self.algo, "update_counter", 0)
+        update_counter = self.algo.update_counter
         new_updates = update_counter - self._last_update_counter
         rates_valid = new_samples > 0 and train_time > 0
         cum_steps = self._itrs_done * self.itr_batch_size
@@ -265,7 +266,7 @@ class MinibatchRlBase(BaseRunner):
             logger.record_tabular("CumUpdates", update_counter)
             logger.record_tabular("StepsPerSecond", new_samples / train_time if rates_valid else math.nan)
             logger.record_tabular("UpdatesPerSecond", new_updates / train_time if rates_valid else math.nan)
-            algo_batch_size = getattr(self.algo, "batch_size", None)
+            algo_batch_size = self.algo.batch_size
             if isinstance(algo_batch_size, numbers.Integral) and not isinstance(algo_batch_size, bool):
                 # Samples trained on per sample collected; world_size cancels in the cumulative ratio.
                 replay_ratio = (
@@ -286,11 +287,11 @@ class MinibatchRlBase(BaseRunner):
         self._itrs_at_last_log = self._itrs_done
         return self._last_diagnostics
 
-    def extra_diagnostics(self, traj_infos: list | None) -> dict[str, Any]:
+    def extra_diagnostics(self, traj_infos: Sequence[Any] | None) -> dict[str, Any]:
         """Runner-specific values for the row, recorded after the common ones (under the same prefix)."""
         return {}
 
-    def _log_infos(self, traj_infos: list | None) -> None:
+    def _log_infos(self, traj_infos: Sequence[Any] | None) -> None:
         """Statistics of each trajectory field (skipping ``_`` keys) and of each optimiser field; then
         clear the optimiser values."""
         traj_infos = list(traj_infos or [])

@@ -6,6 +6,7 @@ from typing import Any
 
 from rlrun.envs.traj_info import TrajInfo
 from rlrun.samplers.collections import BatchSpec
+from rlrun.samplers.collectors import BaseCollector, BaseEvalCollector
 
 __all__ = ["BaseSampler"]
 
@@ -26,11 +27,11 @@ class BaseSampler:
         env_kwargs: dict | None,
         batch_T: int,
         batch_B: int,
-        CollectorCls: type,
+        CollectorCls: type[BaseCollector],
         max_decorrelation_steps: int = 100,
         TrajInfoCls: type = TrajInfo,
         eval_n_envs: int = 0,
-        eval_CollectorCls: type | None = None,
+        eval_CollectorCls: type[BaseEvalCollector] | None = None,
         eval_env_kwargs: dict | None = None,
         eval_max_steps: int | None = None,
         eval_max_trajectories: int | None = None,

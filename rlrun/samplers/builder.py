@@ -13,6 +13,8 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from rlrun.samplers.collectors import BaseCollector, BaseEvalCollector
+
 __all__ = [
     "make_envs",
     "close_envs",
@@ -54,7 +56,7 @@ def eval_env_ranks_of(global_B: int, sampler_rank: int, n_eval: int) -> list[int
 
 
 def make_collector(
-    CollectorCls: type,
+    CollectorCls: type[BaseCollector],
     *,
     rank: int,
     envs: Sequence[Any],
@@ -84,7 +86,7 @@ def make_collector(
 
 
 def make_eval_collector(
-    eval_CollectorCls: type,
+    eval_CollectorCls: type[BaseEvalCollector],
     *,
     rank: int,
     envs: Sequence[Any],

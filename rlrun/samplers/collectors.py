@@ -182,7 +182,7 @@ class ResetCollector(DecorrelatingStartCollector):
         if not reset.size:
             return
         where = f"reset() before the batch after itr {self._last_itr}"
-        for b in reset:
+        for b in reset.tolist():
             env = self.envs[b]
             store_observation(observation, b, env.reset(), env=env, env_rank=self.env_ranks[b], where=where)
             self.agent.reset_one(idx=b)
@@ -200,7 +200,7 @@ class ResetCollector(DecorrelatingStartCollector):
         self._last_itr = itr
         # Integer observations (Atari's uint8) cannot hold NaN: their check is skipped for the whole batch.
         finite_obs = observation if has_floating_fields(observation) else None
-        completed_infos = []
+        completed_infos: list[TrajInfo] = []
         for t in range(self.batch_T):
             env_buf.observation[t] = observation
             agent_step = self.agent.step(obs_pyt, act_pyt, rew_pyt)
@@ -351,7 +351,7 @@ class EvalCollector(BaseEvalCollector):
         # Eval envs are not validated at start-up: the first one's observation, which sets the dtype the
         # others are stored in, gets the start-up check here.
         space = getattr(envs[0], "observation_space", None)
-        if hasattr(space, "mismatch"):
+        if space is not None and hasattr(space, "mismatch"):
             check_observation(envs[0], observations[0], space, f"{where} (env rank {env_ranks[0]})")
         observation = buffer_from_example(observations[0], n)
         for b, o in enumerate(observations):
@@ -375,7 +375,7 @@ class EvalCollector(BaseEvalCollector):
             agent_info = numpify_buffer(agent_step.agent_info)
             where = f"evaluation step() at itr {itr}, t {t}"
             done[:] = False
-            for b in np.flatnonzero(active):
+            for b in np.flatnonzero(active).tolist():
                 env = envs[b]
                 o, r, d = self.step_env(b, observation[b], action[b], agent_info, traj_infos, quotas, active, completed)
                 if d:

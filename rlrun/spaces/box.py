@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
@@ -41,7 +42,7 @@ class Box(Space):
                     f"{type(self).__name__}: low has shape {np.shape(low)} and high has shape {np.shape(high)}; "
                     "give bounds of one shape (or scalars) and pass shape=."
                 ) from None
-        elif np.isscalar(shape):
+        elif isinstance(shape, numbers.Integral):
             shape = (int(shape),)
         self.shape = tuple(int(s) for s in shape)
         # Integer bounds are kept as int64: the exclusive high of a uint8 or bool box (256, 2) does not
@@ -94,4 +95,4 @@ class Box(Space):
             and np.array_equal(self.high, other.high)
         )
 
-    __hash__ = None  # mutable bounds: not hashable
+    __hash__ = None  # type: ignore[assignment]  # mutable bounds: not hashable

@@ -14,7 +14,7 @@ __all__ = ["Composite"]
 class Composite(Space):
     """Fields ``NamedTupleCls._fields``, each described by the space at the same position."""
 
-    def __init__(self, spaces: Sequence[Space], NamedTupleCls: type) -> None:
+    def __init__(self, spaces: Sequence[Space], NamedTupleCls: Any) -> None:
         if len(spaces) != len(NamedTupleCls._fields):
             raise ValueError(
                 f"Composite: {len(spaces)} spaces for the {len(NamedTupleCls._fields)} fields "
@@ -31,12 +31,12 @@ class Composite(Space):
     def NamedTupleCls(self) -> type:
         return self._NamedTupleCls
 
-    @property
-    def shape(self):
+    @property  # a namedtuple of the fields' shapes, where Space has a tuple
+    def shape(self):  # type: ignore[override]
         return self._NamedTupleCls(*(s.shape for s in self.spaces))
 
     @property
-    def dtype(self):
+    def dtype(self):  # type: ignore[override]
         return self._NamedTupleCls(*(s.dtype for s in self.spaces))
 
     def sample(self):

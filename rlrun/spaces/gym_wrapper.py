@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import keyword
 import re
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -52,8 +52,8 @@ def from_gym_space(space: Any, name: str = "obs", null_value: Any = 0, force_flo
         )
     if kind == "MultiDiscrete":
         nvec = np.asarray(space.nvec)
-        start = np.asarray(getattr(space, "start", np.zeros_like(nvec)))
-        return IntBox(low=start, high=start + nvec, shape=nvec.shape, dtype="int64")
+        starts = np.asarray(getattr(space, "start", np.zeros_like(nvec)))
+        return IntBox(low=starts, high=starts + nvec, shape=nvec.shape, dtype="int64")
     if kind == "MultiBinary":
         return IntBox(low=0, high=2, shape=np.atleast_1d(space.n).tolist(), dtype=space.dtype or "int8")
     if kind == "Box":
@@ -167,16 +167,16 @@ class GymSpaceWrapper(Space):
         return self._gym_space
 
     @property
-    def shape(self):
+    def shape(self):  # type: ignore[override]  # read through to the wrapped space
         return self.space.shape
 
     @property
-    def dtype(self):
+    def dtype(self):  # type: ignore[override]
         return self.space.dtype
 
     @property
     def n(self) -> int:
-        return self.space.n
+        return cast(Any, self.space).n
 
     def sample(self):
         return self.space.sample()

@@ -18,7 +18,7 @@ under rlpyt's path.
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -298,6 +298,7 @@ def _terminal(done, timeout):
 def _one_step_shaped(bootstrap_value, reward):
     """``bootstrap_value`` shaped like ``reward[0]``, so ``[1, B]`` and ``[B]`` both work."""
     step_shape = tuple(reward.shape[1:])
+    bv: Any
     if isinstance(reward, torch.Tensor):
         bv = torch.as_tensor(bootstrap_value, dtype=reward.dtype, device=reward.device)
     else:

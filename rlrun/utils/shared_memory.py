@@ -26,7 +26,7 @@ import numpy as np
 __all__ = ["SharedArray", "np_mp_array", "is_shared"]
 
 # numpy 2 moved byte_bounds out of the top-level namespace.
-_byte_bounds = getattr(getattr(np.lib, "array_utils", None), "byte_bounds", None) or np.byte_bounds
+_byte_bounds = getattr(getattr(np.lib, "array_utils", None), "byte_bounds", None) or getattr(np, "byte_bounds")  # noqa: B009
 
 
 def _rebuild_shared_array(raw, offset: int, shape, strides, dtype) -> SharedArray:

@@ -72,7 +72,7 @@ class DqnAgent(BaseAgent):
         self._eps_final_scalar = eps_final
         # Shared, so workers forked before the algorithm sets the schedule still read it.
         self._eps_itr_min_max = np_mp_array(2, np.int64)
-        self.target_model: torch.nn.Module | None = None
+        self.target_model: torch.nn.Module = None  # type: ignore[assignment]  # built by initialize()
         self.set_epsilon_itr_min_max(eps_itr_min, eps_itr_max)
 
     # --- building --------------------------------------------------------------------------------

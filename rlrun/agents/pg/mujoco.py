@@ -6,6 +6,7 @@ from typing import Any
 
 import torch
 
+from rlrun.agents.base import BaseAgent
 from rlrun.agents.env_spaces import array_observation_shape, continuous_action_size
 from rlrun.agents.pg.gaussian import GaussianPgAgent
 from rlrun.models.pg.mujoco_ff_model import MujocoFfModel
@@ -14,7 +15,7 @@ from rlrun.utils.buffer import buffer_to
 __all__ = ["MujocoMixin", "MujocoFfAgent"]
 
 
-class MujocoMixin:
+class MujocoMixin(BaseAgent):
     """Gives the model ``observation_shape`` and ``action_size``; forwards observation-statistics updates."""
 
     def make_env_to_model_kwargs(self, env_spaces) -> dict[str, Any]:
@@ -25,7 +26,7 @@ class MujocoMixin:
 
     def update_obs_rms(self, observation: torch.Tensor) -> None:
         """Fold observations into the model's normalisation statistics (the algorithm calls this)."""
-        model = self.model.module if hasattr(self.model, "module") else self.model
+        model: Any = self.model.module if hasattr(self.model, "module") else self.model  # under DDP
         model.update_obs_rms(buffer_to(observation, device=self.device))
 
 

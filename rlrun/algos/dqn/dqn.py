@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -56,7 +57,7 @@ class DQN(RlAlgorithm):
         target_update_interval: int = 312,
         n_step_return: int = 1,
         learning_rate: float = 2.5e-4,
-        OptimCls: type[torch.optim.Optimizer] = torch.optim.Adam,
+        OptimCls: Callable[..., torch.optim.Optimizer] = torch.optim.Adam,
         optim_kwargs: dict[str, Any] | None = None,
         initial_optim_state_dict: dict[str, Any] | None = None,
         clip_grad_norm: float = 10.0,
@@ -88,7 +89,7 @@ class DQN(RlAlgorithm):
         if delta_clip is not None and delta_clip <= 0:
             raise ValueError(f"delta_clip must be positive, or None for the squared loss; got {delta_clip}.")
         self.discount = discount
-        self._batch_size = batch_size
+        self.batch_size = batch_size
         self.min_steps_learn = min_steps_learn
         self.delta_clip = delta_clip
         self.replay_size = replay_size

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -64,7 +65,7 @@ class PolicyGradientAlgo(RlAlgorithm):
         learning_rate: float,
         value_loss_coeff: float,
         entropy_loss_coeff: float,
-        OptimCls: type[torch.optim.Optimizer],
+        OptimCls: Callable[..., torch.optim.Optimizer],
         optim_kwargs: dict[str, Any] | None,
         clip_grad_norm: float,
         initial_optim_state_dict: dict[str, Any] | None,
@@ -111,7 +112,7 @@ class PolicyGradientAlgo(RlAlgorithm):
         self.mid_batch_reset = mid_batch_reset
         self.world_size = world_size
         self.rank = rank
-        self._batch_size = batch_spec.size
+        self.batch_size = batch_spec.size
         self.optim_initialize(rank)
 
     def optim_initialize(self, rank: int = 0) -> None:

@@ -75,7 +75,7 @@ class PPO(PolicyGradientAlgo):
                 f"PPO with minibatches={self.minibatches} needs at least that many steps per batch, but the "
                 f"sampler gives batch_T * batch_B = {self.batch_spec.size}; lower minibatches or raise batch_T/B."
             )
-        self._batch_size = self.batch_spec.size // self.minibatches
+        self.batch_size = self.batch_spec.size // self.minibatches
 
     def optimize_agent(self, itr: int, samples: Any = None, sampler_itr: int | None = None) -> OptInfoPpo:
         """``epochs`` x ``minibatches`` gradient steps on one ``[T, B]`` batch."""

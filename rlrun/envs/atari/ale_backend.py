@@ -77,8 +77,8 @@ class AleBackend:
 
     def screen_shape(self, ale: Any) -> tuple[int, int]:
         """The (height, width) of the game's screen; atari-py reports (width, height)."""
-        dims = tuple(int(d) for d in ale.getScreenDims())
-        return dims if self.is_ale_py else dims[::-1]
+        first, second = (int(d) for d in ale.getScreenDims())
+        return (first, second) if self.is_ale_py else (second, first)
 
     @staticmethod
     def action_codes(ale: Any) -> list[int]:

@@ -48,6 +48,7 @@ class CategoricalPgMlpModel(torch.nn.Module):
         input_size = int(np.prod(observation_shape))
         hidden_sizes = list(hidden_sizes)
         self.shared_trunk = shared_trunk
+        self.trunk: MlpModel | None
         if shared_trunk:
             if not hidden_sizes:
                 raise ValueError("CategoricalPgMlpModel(shared_trunk=True) needs at least one hidden size.")

@@ -16,6 +16,7 @@ import sys
 from multiprocessing.util import Finalize
 from typing import Any
 
+import numpy as np
 import torch.multiprocessing as torch_mp  # its context pickles shared tensors by handle, for spawn
 
 from rlrun.envs.validation import validate_env
@@ -88,7 +89,7 @@ class ParallelSamplerBase(BaseSampler):
 
     # ---- API ----
 
-    def initialize(
+    def initialize(  # type: ignore[override]  # rlpyt's order here: world_size before rank
         self,
         agent: Any,
         affinity: dict | None = None,
@@ -118,6 +119,7 @@ class ParallelSamplerBase(BaseSampler):
         if self._requested_eval_n_envs > 0:
             self.eval_n_envs_per = max(1, self._requested_eval_n_envs // n_worker)
             self.eval_n_envs = self.eval_n_envs_per * n_worker
+            assert self.eval_max_steps is not None  # BaseSampler requires it with eval_n_envs
             self.eval_max_T = max(1, self.eval_max_steps // self.eval_n_envs)
             _log.info("Parallel evaluation: %d envs, %d per worker.", self.eval_n_envs, self.eval_n_envs_per)
         target = sampling_process if worker_process is None else worker_process
@@ -302,7 +304,7 @@ class ParallelSamplerBase(BaseSampler):
         n_eval = max(0, self.eval_n_envs)
         per = n_eval // len(n_envs_list)
         all_eval_ranks = eval_env_ranks_of(global_B, self.rank, n_eval)
-        eval_quotas = episode_quotas(n_eval, self.eval_max_trajectories) if n_eval else []
+        eval_quotas = episode_quotas(n_eval, self.eval_max_trajectories) if n_eval else np.zeros(0, dtype=int)
         pin = affinity.get("set_affinity", True)
         settings = []
         i_env = 0

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.connection import wait as wait_for_ready
-from typing import Any
+from typing import Any, cast
 
 import psutil
 
@@ -169,7 +169,8 @@ class WorkerPool:
             handles = [c for c in waiting if c not in closed] + [self.processes[r].sentinel for r in waiting.values()]
             ready = wait_for_ready(handles, timeout=MASTER_POLL_S)
             normal = bool(ready)
-            for conn in ready:
+            for handle in ready:
+                conn = cast(Connection, handle)
                 rank = waiting.get(conn)
                 if rank is None:  # a process sentinel: that worker ended
                     normal = False
@@ -253,9 +254,12 @@ class WorkerPool:
                 )
 
     def _is_stopped(self, rank: int) -> bool:
+        process = self._psutil[rank]
+        if process is None:  # never seen
+            return False
         try:
-            status = self._psutil[rank].status()
-        except (psutil.Error, AttributeError):  # gone, or never seen
+            status = process.status()
+        except psutil.Error:  # gone
             return False
         return status in (psutil.STATUS_STOPPED, psutil.STATUS_TRACING_STOP)
 

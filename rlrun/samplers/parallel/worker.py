@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from rlrun.samplers.builder import close_envs, make_collector, make_envs, make_eval_collector, start_collector
+from rlrun.samplers.collectors import BaseCollector, BaseEvalCollector
 from rlrun.samplers.parallel.protocol import (
     CommandKind,
     ParentWatch,
@@ -51,8 +52,8 @@ class SamplerSpec:
     EnvCls: Any
     env_kwargs: dict
     eval_env_kwargs: dict
-    CollectorCls: type
-    eval_CollectorCls: type | None
+    CollectorCls: type[BaseCollector]
+    eval_CollectorCls: type[BaseEvalCollector] | None
     TrajInfoCls: type
     traj_info_kwargs: dict
     batch_T: int
@@ -223,10 +224,11 @@ def sampling_process(spec: SamplerSpec, settings: WorkerSettings, end: WorkerEnd
             sync=sync,
             step_buffer_np=w.step_buffer_np,
         )
-        eval_collector = None
+        eval_collector: Any = None
         eval_queue = CollectedTrajInfos()
         if w.eval_env_ranks:
             eval_envs = make_envs(spec.EnvCls, spec.eval_env_kwargs, w.eval_env_ranks, spec.seed)
+            assert spec.eval_CollectorCls is not None  # the sampler sets it where there are eval envs
             eval_collector = make_eval_collector(
                 spec.eval_CollectorCls,
                 rank=w.rank,

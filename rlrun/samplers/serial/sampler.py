@@ -16,7 +16,7 @@ from rlrun.samplers.builder import (
     make_eval_collector,
     start_collector,
 )
-from rlrun.samplers.collectors import EvalCollector, ResetCollector
+from rlrun.samplers.collectors import BaseCollector, BaseEvalCollector, EvalCollector, ResetCollector
 from rlrun.utils.seed import make_seed
 
 __all__ = ["SerialSampler"]
@@ -33,9 +33,9 @@ class SerialSampler(BaseSampler):
     """
 
     def __init__(
-        self, *args: Any, CollectorCls: type = ResetCollector, eval_CollectorCls: type = EvalCollector, **kwargs: Any
+        self, *args: Any, CollectorCls: type[BaseCollector] = ResetCollector, eval_CollectorCls: type[BaseEvalCollector] = EvalCollector, **kwargs: Any
     ):
-        super().__init__(*args, CollectorCls=CollectorCls, eval_CollectorCls=eval_CollectorCls, **kwargs)
+        super().__init__(*args, CollectorCls=CollectorCls, eval_CollectorCls=eval_CollectorCls, **kwargs)  # type: ignore[misc]
         self.envs: list = []
         self.eval_envs: list = []
         self._closed = False
@@ -86,6 +86,7 @@ class SerialSampler(BaseSampler):
         )
         eval_ranks = eval_env_ranks_of(global_B, rank, max(0, self.eval_n_envs))
         if self.eval_n_envs > 0:
+            assert self.eval_CollectorCls is not None and self.eval_max_steps is not None  # set with eval_n_envs
             self.eval_envs = make_envs(self.EnvCls, self.eval_env_kwargs, eval_ranks, seed)
             self.eval_collector = make_eval_collector(
                 self.eval_CollectorCls,

@@ -61,7 +61,8 @@ def affinity_for_sampler(
     if affinity is None:
         return default_affinity(alternating=alternating, machine=machine)
     if isinstance(affinity, str):
-        affinity = affinity_from_code(affinity, machine=machine)
+        decoded: Any = affinity_from_code(affinity, machine=machine)
+        affinity = decoded
     if not isinstance(affinity, Mapping) or "sampler" in affinity:
         raise ValueError(
             "A sampler takes one affinity dict (workers_cpus, worker_torch_threads, ...). Pass a multi-GPU "

@@ -26,8 +26,6 @@ __all__ = ["Affinity", "Machine", "make_affinity", "default_affinity", "master_t
 Affinity = AttrDict | list[AttrDict]
 Core = tuple[int, ...]  # a core's CPU id, then its hyperthread sibling's if any
 
-Core = tuple[int, ...]  # a core's CPU id, then its hyperthread sibling's if any
-
 
 @dataclass(frozen=True)
 class Machine:
@@ -188,7 +186,7 @@ def _positions(req: LayoutRequest, ranks: range) -> list[Core]:
     """
     per_socket = req.n_cpu_core // req.n_socket
     stride = max(req.n_cpu_core, req.hyperthread_offset) // req.n_socket
-    positions = []
+    positions: list[Core] = []
     for k in ranks:
         p = (k // per_socket) * stride + k % per_socket
         positions.append((p, p + req.hyperthread_offset) if req.hyperthread_offset else (p,))
@@ -308,13 +306,10 @@ def _async_layout(req: LayoutRequest, run_slot: int, cores: Callable[..., list[C
     opt_gpus: list[int | None]
     if req.n_gpu > 0:
         first = run_slot * (req.gpu_per_run + req.sample_gpus)
-        opt_gpus = list(range(first, first + req.gpu_per_run))
-        smp_gpus = (
-            opt_gpus
-            if req.optim_sample_share_gpu
-            else list(range(opt_gpus[-1] + 1, opt_gpus[-1] + 1 + req.sample_gpus))
-        )
-        run_cores = cores(list(dict.fromkeys(opt_gpus + smp_gpus)), run_slot, req.n_cpu_core // req.n_run_slots)
+        gpus = list(range(first, first + req.gpu_per_run))
+        smp_gpus = gpus if req.optim_sample_share_gpu else list(range(gpus[-1] + 1, gpus[-1] + 1 + req.sample_gpus))
+        run_cores = cores(list(dict.fromkeys(gpus + smp_gpus)), run_slot, req.n_cpu_core // req.n_run_slots)
+        opt_gpus = list(gpus)
     else:  # CPU only: one optimizer without a GPU
         opt_gpus, smp_gpus = [None], []
         run_cores = cores([], run_slot, req.cpu_per_run)

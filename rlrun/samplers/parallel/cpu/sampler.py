@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rlrun.samplers.collectors import BaseCollector, BaseEvalCollector
 from rlrun.samplers.parallel.base import ParallelSamplerBase
 from rlrun.samplers.parallel.cpu.collectors import CpuEvalCollector, CpuResetCollector
 
@@ -23,8 +24,8 @@ class CpuSampler(ParallelSamplerBase):
     def __init__(
         self,
         *args: Any,
-        CollectorCls: type = CpuResetCollector,
-        eval_CollectorCls: type = CpuEvalCollector,
+        CollectorCls: type[BaseCollector] = CpuResetCollector,
+        eval_CollectorCls: type[BaseEvalCollector] = CpuEvalCollector,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, CollectorCls=CollectorCls, eval_CollectorCls=eval_CollectorCls, **kwargs)

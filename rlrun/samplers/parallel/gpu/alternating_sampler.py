@@ -42,7 +42,7 @@ class AlternatingSamplerBase(GpuSamplerBase):
         """Half the envs over each half of the workers, pairwise alike (worker w and w + n/2 hold as many)."""
         B = self.batch_spec.B if B is None else B
         if n_worker is None:
-            n_worker = len(affinity["workers_cpus"])
+            n_worker = len((affinity or {})["workers_cpus"])
         if n_worker % 2:
             raise ValueError(
                 f"{type(self).__name__} needs an even number of workers (two groups), got {n_worker}. "

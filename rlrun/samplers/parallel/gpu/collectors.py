@@ -42,7 +42,7 @@ class GpuResetCollector(DecorrelatingStartCollector):
         """Reset the envs that waited for the batch end; their ``done`` stays set in the step buffer, which
         tells the master to reset the agent's state for them before it acts."""
         step = self.step_buffer_np
-        for b in np.flatnonzero(self.need_reset):
+        for b in np.flatnonzero(self.need_reset).tolist():
             env = self.envs[b]
             store_observation(step.observation, b, env.reset(), env=env, env_rank=self.env_ranks[b], where="reset()")
         self.need_reset[:] = False
@@ -54,7 +54,7 @@ class GpuResetCollector(DecorrelatingStartCollector):
         envs, env_ranks, need_reset = self.envs, self.env_ranks, self.need_reset
         finite_obs = observation if has_floating_fields(observation) else None
         env_buf.prev_reward[0] = reward
-        completed_infos = []
+        completed_infos: list[TrajInfo] = []
         for t in range(self.batch_T):
             env_buf.observation[t] = observation
             obs_ready.release()
@@ -134,7 +134,7 @@ class GpuEvalCollector(BaseEvalCollector):
             agent_info = step.agent_info
             where = f"evaluation step() at itr {itr}, t {t}"
             step.done[:] = False
-            for b in np.flatnonzero(active):
+            for b in np.flatnonzero(active).tolist():
                 o, r, d = self.step_env(b, observation[b], action[b], agent_info, traj_infos, quotas, active, completed)
                 store_observation(observation, b, o, env=envs[b], env_rank=env_ranks[b], where=where)
                 reward[b] = r

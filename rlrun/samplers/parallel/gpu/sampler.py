@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from rlrun.agents.base import AgentInputs
+from rlrun.samplers.collectors import BaseCollector, BaseEvalCollector
 from rlrun.samplers.parallel.base import ParallelSamplerBase
 from rlrun.samplers.parallel.gpu.collectors import GpuEvalCollector, GpuResetCollector
 from rlrun.samplers.parallel.pool import WorkerPool
@@ -68,8 +69,8 @@ class GpuSamplerBase(ParallelSamplerBase):
     def __init__(
         self,
         *args: Any,
-        CollectorCls: type = GpuResetCollector,
-        eval_CollectorCls: type = GpuEvalCollector,
+        CollectorCls: type[BaseCollector] = GpuResetCollector,
+        eval_CollectorCls: type[BaseEvalCollector] = GpuEvalCollector,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, CollectorCls=CollectorCls, eval_CollectorCls=eval_CollectorCls, **kwargs)
@@ -84,7 +85,9 @@ class GpuSamplerBase(ParallelSamplerBase):
         self.step_buffer_np = build_step_buffer(examples, self.batch_spec.B)
         self.step_buffer_pyt = torchify_buffer(self.step_buffer_np)
         self.agent_inputs = _agent_inputs(self.step_buffer_pyt)
-        self.eval_step_buffer_np = self.eval_step_buffer_pyt = self.eval_agent_inputs = None
+        self.eval_step_buffer_np: Any = None
+        self.eval_step_buffer_pyt: Any = None
+        self.eval_agent_inputs: Any = None
         if self.eval_n_envs > 0:
             self.eval_step_buffer_np = build_step_buffer(examples, self.eval_n_envs)
             self.eval_step_buffer_pyt = torchify_buffer(self.eval_step_buffer_np)

@@ -1,0 +1,112 @@
+"""What a runner needs of its sampler, algorithm and agent, written down as typed protocols.
+
+The runners are annotated with these protocols, not with base classes: any object with these
+attributes and methods plugs in. rlrun's base classes (``BaseSampler``, ``RlAlgorithm``,
+``BaseAgent``) declare every attribute with a default, so a subclass meets its protocol by
+construction, and the type checker in CI verifies that they do (see the end of this module).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from rlrun.samplers.collections import BatchSpec
+
+__all__ = ["SamplesBatch", "SamplerContract", "AlgorithmContract", "AgentContract"]
+
+
+class SamplesBatch(Protocol):
+    """A batch of ``[T, B]`` samples: ``samples.agent`` (``action``, ``prev_action``,
+    ``agent_info``, optionally ``bootstrap_value``) and ``samples.env`` (``observation``, ``reward``,
+    ``prev_reward``, ``done``, ``env_info``), each field a torch tensor or a namedarraytuple of them."""
+
+    @property
+    def agent(self) -> Any: ...
+
+    @property
+    def env(self) -> Any: ...
+
+
+class SamplerContract(Protocol):
+    """The sampler as runners use it."""
+
+    TrajInfoCls: Any
+    n_worker: int
+    eval_n_envs: int
+
+    @property
+    def batch_spec(self) -> BatchSpec: ...
+
+    @property
+    def mid_batch_reset(self) -> bool: ...
+
+    def initialize(
+        self,
+        agent: Any,
+        affinity: dict | None = None,
+        seed: int | None = None,
+        bootstrap_value: bool = False,
+        traj_info_kwargs: dict | None = None,
+        rank: int = 0,
+        world_size: int = 1,
+    ) -> Any: ...
+
+    def obtain_samples(self, itr: int) -> tuple[SamplesBatch, Sequence[Any]]: ...
+
+    def evaluate_agent(self, itr: int) -> Sequence[Any]: ...
+
+    def shutdown(self) -> None: ...
+
+
+class AlgorithmContract(Protocol):
+    """The algorithm as runners use it; ``RlAlgorithm`` documents each attribute."""
+
+    opt_info_fields: tuple[str, ...]
+    bootstrap_value: bool
+    discount: float
+    min_itr_learn: int
+    batch_size: int | None
+    update_counter: int
+
+    def initialize(
+        self,
+        agent: Any,
+        n_itr: int,
+        batch_spec: BatchSpec,
+        mid_batch_reset: bool = False,
+        examples: Any = None,
+        world_size: int = 1,
+        rank: int = 0,
+    ) -> None: ...
+
+    def optimize_agent(self, itr: int, samples: Any = None, sampler_itr: int | None = None) -> Any: ...
+
+    def optim_state_dict(self) -> dict[str, Any]: ...
+
+
+class AgentContract(Protocol):
+    """The agent as runners use it (samplers and algorithms use more; see ``BaseAgent``)."""
+
+    def sample_mode(self, itr: int) -> None: ...
+
+    def train_mode(self, itr: int) -> None: ...
+
+    def eval_mode(self, itr: int) -> None: ...
+
+    def to_device(self, cuda_idx: Any = None) -> None: ...
+
+    def data_parallel(self) -> None: ...
+
+    def state_dict(self) -> Mapping[str, Any]: ...
+
+
+if TYPE_CHECKING:  # The type checker proves the base classes meet the contracts.
+    from rlrun.agents.base import BaseAgent
+    from rlrun.algos.base import RlAlgorithm
+    from rlrun.samplers.base import BaseSampler
+
+    def _base_classes_meet_the_contracts(
+        sampler: BaseSampler, algo: RlAlgorithm, agent: BaseAgent
+    ) -> tuple[SamplerContract, AlgorithmContract, AgentContract]:
+        return sampler, algo, agent
