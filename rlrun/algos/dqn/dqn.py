@@ -39,8 +39,12 @@ class DQN(RlAlgorithm):
     is not terminal; the target bootstraps from the cut episode's last observation, as an estimate
     of the unseen next one (see :class:`rlrun.replays.non_sequence.n_step.NStepReturnBuffer`).
 
-    Prioritized replay is not available yet: ``prioritized_replay=True`` raises, and the ``pri_*``
-    and ``default_priority`` keywords are kept for rlpyt compatibility.
+    ``ReplayBufferCls`` replaces the uniform replay (it is built with the same keywords).
+
+    Kept only so rlpyt scripts run, and marked so in the signature: ``prioritized_replay`` (True
+    raises: prioritized replay is not available yet) with ``pri_alpha``, ``pri_beta_*`` and
+    ``default_priority``, which change nothing; ``updates_per_sync``, read by asynchronous runners
+    only.
     """
 
     opt_info_fields = OptInfo._fields
@@ -63,13 +67,16 @@ class DQN(RlAlgorithm):
         clip_grad_norm: float = 10.0,
         eps_steps: int = int(1e6),
         double_dqn: bool = False,
+        ReplayBufferCls: type | None = None,
+        # rlpyt compatibility: prioritized replay is not available yet (True raises); the pri_* values
+        # and default_priority are stored and change nothing.
         prioritized_replay: bool = False,
         pri_alpha: float = 0.6,
         pri_beta_init: float = 0.4,
         pri_beta_final: float = 1.0,
         pri_beta_steps: int = int(50e6),
         default_priority: float | None = None,
-        ReplayBufferCls: type | None = None,
+        # rlpyt compatibility: read by asynchronous runners only; changes nothing under MinibatchRl.
         updates_per_sync: int = 1,
     ) -> None:
         if prioritized_replay:

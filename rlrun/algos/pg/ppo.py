@@ -127,7 +127,10 @@ class PPO(PolicyGradientAlgo):
         init_rnn_state: Any = None,
     ) -> LossTerms:
         """The PPO loss on one minibatch (leading dims ``[mb]``), clipping the ratio at ``current_ratio_clip``.
-        Unpacks as rlpyt's ``(loss, entropy, perplexity)``; the other parts are attributes."""
+        Unpacks as rlpyt's ``(loss, entropy, perplexity)``; the other parts are attributes.
+
+        ``init_rnn_state`` is rlpyt's parameter for recurrent agents, kept in the signature so that
+        subclasses that pass it on still run; recurrent PPO is not available yet, so a value raises."""
         if init_rnn_state is not None:
             raise TypeError("rlrun's PPO does not train recurrent agents yet (init_rnn_state was given).")
         dist_info, value = self.agent(*agent_inputs)
