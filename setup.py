@@ -18,7 +18,15 @@ EXTRAS = {
     "mujoco": ["mujoco>=3.0", "imageio>=2.14"],
     "tensorboard": ["tensorboard>=2.10"],
     "plotting": ["matplotlib>=3.5"],
-    "tests": ["pytest>=7", "pytest-timeout>=2.1", "pyyaml>=6", "ale-py>=0.10", "matplotlib>=3.5", "ruff>=0.5"],
+    "tests": [
+        "pytest>=7",
+        "pytest-timeout>=2.1",
+        "pyyaml>=6",
+        "ale-py>=0.10",
+        "matplotlib>=3.5",
+        "ruff>=0.5",
+        "mypy>=1.10",
+    ],
     "docs": ["mkdocs>=1.5"],
 }
 EXTRAS["all"] = sorted({req for reqs in EXTRAS.values() for req in reqs})

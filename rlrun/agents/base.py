@@ -28,7 +28,7 @@ from typing import Any
 import torch
 
 from rlrun.models.utils import strip_ddp_state_dict
-from rlrun.utils.collections import namedarraytuple
+from rlrun.utils.collections import NamedArrayTuple, namedarraytuple
 from rlrun.utils.random_streams import EnvStreams
 
 __all__ = ["AgentInputs", "AgentStep", "AgentInputsRnn", "BaseAgent", "RecurrentAgentMixin", "resolve_device"]
@@ -98,7 +98,7 @@ class BaseAgent:
     # --- building --------------------------------------------------------------------------------
 
     def initialize(
-        self, env_spaces, share_memory: bool = False, global_B: int = 1, env_ranks: list[int] | None = None
+        self, env_spaces: Any, share_memory: bool = False, global_B: int = 1, env_ranks: list[int] | None = None
     ) -> None:
         """Build the model for ``env_spaces``; with ``share_memory`` put its tensors in shared memory.
 
@@ -128,7 +128,7 @@ class BaseAgent:
         self.shared_model = self.model if share_memory else None
         self.clear_env_streams()
 
-    def make_env_to_model_kwargs(self, env_spaces) -> dict[str, Any]:
+    def make_env_to_model_kwargs(self, env_spaces: Any) -> dict[str, Any]:
         """Keyword arguments for the model derived from the env spaces (sizes, shapes); none by default."""
         return {}
 
@@ -158,12 +158,12 @@ class BaseAgent:
 
     # --- calls -----------------------------------------------------------------------------------
 
-    def __call__(self, observation, prev_action, prev_reward):
+    def __call__(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> Any:
         """Forward pass on training data ``[T, B, ...]`` with grad; outputs on the CPU."""
         raise NotImplementedError
 
     @torch.no_grad()
-    def step(self, observation, prev_action, prev_reward) -> AgentStep:
+    def step(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> NamedArrayTuple:
         """Actions and agent_info for one step of ``B`` envs (CPU tensors in and out, no grad)."""
         raise NotImplementedError
 
@@ -304,7 +304,7 @@ class RecurrentAgentMixin(BaseAgent):
     recurrent = True
     _step_state_fields = (*BaseAgent._step_state_fields, "_prev_rnn_state", "_sample_rnn_state")
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._prev_rnn_state = None
         self._sample_rnn_state = None
@@ -315,12 +315,12 @@ class RecurrentAgentMixin(BaseAgent):
     def reset_one(self, idx: int) -> None:
         _zero_batch_entry(self._prev_rnn_state, idx)
 
-    def advance_rnn_state(self, new_rnn_state) -> None:
+    def advance_rnn_state(self, new_rnn_state: Any) -> None:
         """Store the state ``step`` produced, to feed the next ``step``."""
         self._prev_rnn_state = new_rnn_state
 
     @property
-    def prev_rnn_state(self):
+    def prev_rnn_state(self) -> Any:
         return self._prev_rnn_state
 
     def train_mode(self, itr: int) -> None:

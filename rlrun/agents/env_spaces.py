@@ -71,7 +71,7 @@ class AtariMixin:
     Put it before the agent class, e.g. ``class MyAtariAgent(AtariMixin, DqnAgent)``.
     """
 
-    def make_env_to_model_kwargs(self, env_spaces) -> dict[str, Any]:
+    def make_env_to_model_kwargs(self, env_spaces: Any) -> dict[str, Any]:
         return dict(
             image_shape=array_observation_shape(self, env_spaces.observation, ndim=3),
             output_size=discrete_action_size(self, env_spaces.action),

@@ -6,7 +6,7 @@ import torch
 
 from rlrun.distributions.base import Distribution
 from rlrun.distributions.discrete import DiscreteMixin
-from rlrun.utils.collections import namedarraytuple
+from rlrun.utils.collections import NamedArrayTuple, namedarraytuple
 from rlrun.utils.tensor import select_at_indexes
 
 __all__ = ["Categorical", "DistInfo", "EPS"]
@@ -22,7 +22,7 @@ class Categorical(DiscreteMixin, Distribution):
     Logs are taken of ``prob + EPS``, so a probability of zero gives a large negative number, not -inf.
     """
 
-    def kl(self, old_dist_info: DistInfo, new_dist_info: DistInfo) -> torch.Tensor:
+    def kl(self, old_dist_info: NamedArrayTuple, new_dist_info: NamedArrayTuple) -> torch.Tensor:
         p, q = old_dist_info.prob, new_dist_info.prob
         return torch.sum(p * (torch.log(p + EPS) - torch.log(q + EPS)), dim=-1)
 
@@ -30,7 +30,7 @@ class Categorical(DiscreteMixin, Distribution):
     def n_uniforms(self) -> int:
         return 1
 
-    def sample(self, dist_info: DistInfo, uniform: torch.Tensor | None = None) -> torch.Tensor:
+    def sample(self, dist_info: NamedArrayTuple, uniform: torch.Tensor | None = None) -> torch.Tensor:
         """Action indexes ``[...]`` (dtype ``self.dtype``) drawn from ``prob [..., dim]``.
 
         Given ``uniform [..., 1]``, the action is found by inverting the CDF at it (float64), so the
@@ -60,14 +60,14 @@ class Categorical(DiscreteMixin, Distribution):
         point = uniform.to(torch.float64) * total
         return torch.searchsorted(cdf, point, right=True).squeeze(-1).to(self.dtype)
 
-    def entropy(self, dist_info: DistInfo) -> torch.Tensor:
+    def entropy(self, dist_info: NamedArrayTuple) -> torch.Tensor:
         p = dist_info.prob
         return -torch.sum(p * torch.log(p + EPS), dim=-1)
 
-    def log_likelihood(self, indexes: torch.Tensor, dist_info: DistInfo) -> torch.Tensor:
+    def log_likelihood(self, indexes: torch.Tensor, dist_info: NamedArrayTuple) -> torch.Tensor:
         return torch.log(select_at_indexes(indexes, dist_info.prob) + EPS)
 
-    def likelihood_ratio(self, indexes: torch.Tensor, old_dist_info: DistInfo, new_dist_info: DistInfo) -> torch.Tensor:
+    def likelihood_ratio(self, indexes: torch.Tensor, old_dist_info: NamedArrayTuple, new_dist_info: NamedArrayTuple) -> torch.Tensor:
         new = select_at_indexes(indexes, new_dist_info.prob)
         old = select_at_indexes(indexes, old_dist_info.prob)
         return (new + EPS) / (old + EPS)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from rlrun.spaces.base import Space
-from rlrun.utils.collections import namedarraytuple, namedtuple
+from rlrun.utils.collections import NamedArrayTuple, namedarraytuple, namedtuple
 
 __all__ = ["Env", "EnvStep", "EnvInfo", "EnvSpaces"]
 
@@ -26,7 +26,7 @@ class Env:
     _observation_space: Space
     _action_space: Space
 
-    def step(self, action: Any) -> EnvStep:
+    def step(self, action: Any) -> NamedArrayTuple:
         """Advance one step; on ``done`` the sampler calls ``reset`` (the env never resets itself)."""
         raise NotImplementedError
 
@@ -47,7 +47,7 @@ class Env:
         return self._observation_space
 
     @property
-    def spaces(self) -> EnvSpaces:
+    def spaces(self) -> Any:
         return EnvSpaces(observation=self.observation_space, action=self.action_space)
 
     @property

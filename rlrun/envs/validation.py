@@ -105,7 +105,7 @@ def check_reward(env: Any, reward: Any) -> None:
             f"{type(reward).__name__}{shape}: {reward!r}. Return a float, e.g. float(reward.sum()) for a "
             "vector of rewards."
         )
-    if not np.isfinite(float(reward)):  # type: ignore[arg-type]  # a real number, checked above
+    if not np.isfinite(float(reward)):  # a real number, checked above
         raise EnvValidationError(
             f"{_env_name(env)}: the reward is {reward!r}, not a finite number. Check the env's reward computation."
         )

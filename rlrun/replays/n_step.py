@@ -86,7 +86,10 @@ class NStepReturnStorage:
         """Write a ``[T, B]`` batch at the cursor (wrapping around), update the n-step returns the new
         rewards complete, and advance the cursor. Returns ``(T, idxs)``: the rows written."""
         samples = numpify_buffer(samples)
-        T, B = get_leading_dims(samples, n_dim=2)
+        dims = get_leading_dims(samples, n_dim=2)
+        if dims is None:
+            raise ValueError("The replay got samples=None; append a [T, B] batch.")
+        T, B = dims
         if B != self.B:
             raise ValueError(f"The replay was built for B={self.B} envs but the samples have B={B}.")
         if T + self.n_step_return > self.T:

@@ -80,10 +80,10 @@ class BaseSampler:
     ) -> Any:
         raise NotImplementedError
 
-    def obtain_samples(self, itr: int):
+    def obtain_samples(self, itr: int) -> tuple[Any, list[TrajInfo]]:
         raise NotImplementedError
 
-    def evaluate_agent(self, itr: int):
+    def evaluate_agent(self, itr: int) -> list[TrajInfo]:
         raise NotImplementedError
 
     def shutdown(self) -> None:

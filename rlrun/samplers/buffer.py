@@ -13,7 +13,7 @@ from rlrun.utils.collections import AttrDict
 __all__ = ["build_samples_buffer", "get_example_outputs"]
 
 
-def get_example_outputs(agent: Any, env: Any, examples: dict | None = None, subprocess: bool = False) -> AttrDict:
+def get_example_outputs(agent: Any, env: Any, examples: dict | None = None, subprocess: bool = False) -> dict:
     """One observation, reward, done, env_info, action and agent_info, from a real step in this process.
 
     Runs in the calling process on purpose: rlpyt did this in a child through ``mp.Manager``, which
@@ -65,8 +65,8 @@ def build_samples_buffer(
     agent_shared: bool = True,
     env_shared: bool = True,
     subprocess: bool = True,
-    examples: AttrDict | None = None,
-) -> tuple[Samples, Samples, AttrDict]:
+    examples: dict | None = None,
+) -> tuple[Samples, Samples, dict]:
     """Allocate the batch buffer and return ``(samples_pyt, samples_np, examples)``.
 
     ``samples_np`` holds numpy arrays (in shared memory where ``*_shared``); ``samples_pyt`` holds

@@ -86,7 +86,9 @@ class BaseCollector:
             self.agent.reset()
             self.agent.sample_mode(itr=0)
 
-    def collect_batch(self, agent_inputs: Any, traj_infos: list[TrajInfo], itr: int):
+    def collect_batch(
+        self, agent_inputs: Any, traj_infos: list[TrajInfo], itr: int
+    ) -> tuple[Any, list[TrajInfo], list[TrajInfo]]:
         """Fill ``batch_T`` steps; return ``(agent_inputs, traj_infos, completed_traj_infos)``."""
         raise NotImplementedError
 
@@ -114,7 +116,9 @@ class DecorrelatingStartCollector(BaseCollector):
     ``decorrelation_seed + env_rank``, so they follow env ranks rather than processes.
     """
 
-    def start_envs(self, max_decorrelation_steps: int = 0, decorrelation_seed: int | None = None):
+    def start_envs(
+        self, max_decorrelation_steps: int = 0, decorrelation_seed: int | None = None
+    ) -> tuple[Any, list[TrajInfo]]:
         traj_infos = [self.new_traj_info() for _ in self.envs]
         observations, wheres = [], []
         for b, env in enumerate(self.envs):
@@ -176,7 +180,7 @@ class ResetCollector(DecorrelatingStartCollector):
         self.need_reset = np.zeros(len(self.envs), dtype=bool)
         self._last_itr: int | None = None  # names the batch in errors from reset_if_needed
 
-    def reset_if_needed(self, agent_inputs) -> None:
+    def reset_if_needed(self, agent_inputs: Any) -> None:
         observation = agent_inputs.observation
         reset = np.flatnonzero(self.need_reset)
         if not reset.size:
@@ -189,7 +193,9 @@ class ResetCollector(DecorrelatingStartCollector):
         self.need_reset[:] = False
         check_finite_batch(observation, None, envs=self.envs, env_ranks=self.env_ranks, where=where)
 
-    def collect_batch(self, agent_inputs, traj_infos, itr):
+    def collect_batch(
+        self, agent_inputs: Any, traj_infos: list[TrajInfo], itr: int
+    ) -> tuple[Any, list[TrajInfo], list[TrajInfo]]:
         agent_buf, env_buf = self.samples_np.agent, self.samples_np.env
         observation, action, reward = agent_inputs
         obs_pyt, act_pyt, rew_pyt = torchify_buffer(agent_inputs)

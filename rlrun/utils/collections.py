@@ -15,10 +15,11 @@ import collections
 import copyreg
 import keyword
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __all__ = [
     "AttrDict",
+    "NamedArrayTuple",
     "namedtuple",
     "namedarraytuple",
     "namedarraytuple_like",
@@ -26,12 +27,14 @@ __all__ = [
     "is_namedtuple_class",
     "is_namedarraytuple",
     "is_namedarraytuple_class",
+    "RESERVED_NAMES",
 ]
 
 _TUPLE_CACHE: dict[tuple[str, tuple[str, ...]], type] = {}
 _ARRAY_TUPLE_CACHE: dict[tuple[str, tuple[str, ...]], type] = {}
 # Methods of namedarraytuples that a field of the same name would hide.
-_RESERVED_FIELDS = ("get", "items")
+RESERVED_NAMES: tuple[str, ...] = ("get", "items")
+_RESERVED_FIELDS = RESERVED_NAMES
 
 
 class _CachedTupleMeta(type):
@@ -42,7 +45,7 @@ class _CachedTupleMeta(type):
     """
 
 
-def _reduce_class(cls: type):
+def _reduce_class(cls: Any):
     if getattr(cls, "_is_namedarraytuple", False):
         return _rebuild_class, ("namedarraytuple", cls.__name__, tuple(cls._fields), None)
     defaults = tuple(cls._field_defaults[f] for f in cls._fields if f in cls._field_defaults)
@@ -75,7 +78,7 @@ def _check_fields(typename: str, field_names: str | Iterable[str]) -> tuple[str,
     return fields
 
 
-def namedtuple(typename: str, field_names: str | Iterable[str], defaults: Sequence | None = None) -> type:
+def namedtuple(typename: str, field_names: str | Iterable[str], defaults: Sequence | None = None) -> Any:
     """A ``collections.namedtuple`` that pickles (class and instances) without living in a module.
 
     Classes are cached by name and fields; ``defaults`` only applies the first time a given
@@ -85,23 +88,29 @@ def namedtuple(typename: str, field_names: str | Iterable[str], defaults: Sequen
     key = (typename, fields)
     cls = _TUPLE_CACHE.get(key)
     if cls is None:
-        base = collections.namedtuple(typename, fields, defaults=defaults)
+        base = collections.namedtuple(typename, fields, defaults=defaults)  # type: ignore[misc]  # made at run time
         cls = _CachedTupleMeta(typename, (base,), {"__slots__": ()})
         cls.__module__ = __name__
         _TUPLE_CACHE[key] = cls
     return cls
 
 
-class _NamedArrayTupleMixin:
-    """Methods shared by every namedarraytuple class (mixed in before the namedtuple base)."""
+class NamedArrayTuple(tuple):
+    """The base of every namedarraytuple class, put before its namedtuple base; for annotations,
+    ``isinstance`` checks and the methods all of them share. Fields are read as attributes."""
 
     __slots__ = ()
     _fields: tuple[str, ...]
 
+    if TYPE_CHECKING:  # fields are made per class; to the type checker any attribute is a field
+
+        def __getattr__(self, name: str) -> Any: ...
+
     def __getitem__(self, loc):
         """Index every non-None field with ``loc``; a string or int field index needs ``get``."""
         try:
-            return type(self)(*(None if s is None else s[loc] for s in self))
+            cls: Any = type(self)
+            return cls(*(None if s is None else s[loc] for s in self))
         except IndexError as e:
             for name, s in zip(self._fields, self):
                 if s is None:
@@ -125,9 +134,9 @@ class _NamedArrayTupleMixin:
                 if s is not None:
                     s[loc] = value
             return
-        if value._fields != self._fields:
+        if value._fields != self._fields:  # type: ignore[attr-defined]  # a namedtuple, checked above
             raise ValueError(
-                f"Cannot write {type(value).__name__}{value._fields} into "
+                f"Cannot write {type(value).__name__}{value._fields} into "  # type: ignore[attr-defined]
                 f"{type(self).__name__}{self._fields}: the fields differ."
             )
         for name, s, v in zip(self._fields, self, value):
@@ -160,7 +169,7 @@ def namedarraytuple(
     field_names: str | Iterable[str],
     return_namedtuple_cls: bool = False,
     classname_suffix: bool = False,
-) -> type:
+) -> Any:
     """A namedtuple class whose ``[]`` reads and writes every field (recursively, skipping None).
 
     With ``return_namedtuple_cls=True`` also returns the plain namedtuple class of the same fields.
@@ -180,10 +189,10 @@ def namedarraytuple(
     key = (typename, fields)
     cls = _ARRAY_TUPLE_CACHE.get(key)
     if cls is None:
-        base = collections.namedtuple(typename, fields)
+        base = collections.namedtuple(typename, fields)  # type: ignore[misc]  # made at run time
         cls = _CachedTupleMeta(
             typename,
-            (_NamedArrayTupleMixin, base),
+            (NamedArrayTuple, base),
             {"__slots__": (), "_is_namedarraytuple": True},
         )
         cls.__module__ = __name__
@@ -210,13 +219,13 @@ def is_namedarraytuple(obj: Any) -> bool:
     return getattr(type(obj), "_is_namedarraytuple", False)
 
 
-def namedarraytuple_like(namedtuple_or_class: Any, classname_suffix: bool = False) -> type:
+def namedarraytuple_like(namedtuple_or_class: Any, classname_suffix: bool = False) -> Any:
     """The namedarraytuple class with the name and fields of a namedtuple instance or class.
 
     A namedarraytuple instance or class gives its own class back.
     """
     obj = namedtuple_or_class
-    cls = obj if isinstance(obj, type) else type(obj)
+    cls: Any = obj if isinstance(obj, type) else type(obj)
     if is_namedarraytuple_class(cls):
         return cls
     if not is_namedtuple_class(cls):

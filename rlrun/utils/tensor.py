@@ -55,20 +55,23 @@ def restore_leading_dims(tensors, lead_dim: int, T: int = 1, B: int = 1):
     return type(tensors)(out) if is_seq else out[0]
 
 
-def valid_mean(tensor: torch.Tensor, valid: torch.Tensor | None = None, dim: int | Sequence[int] | None = None):
+def valid_mean(
+    tensor: torch.Tensor, valid: torch.Tensor | None = None, dim: int | Sequence[int] | None = None
+) -> torch.Tensor:
     """Mean of ``tensor`` weighted by ``valid`` (a 0/1 mask or weights), over ``dim`` (all dims if None).
 
     Without ``valid`` it is the plain mean. Where every weight is zero the result is 0, not NaN, so a
     batch with no valid step does not poison the loss.
     """
+    dims = dim if dim is None or isinstance(dim, int) else tuple(dim)
     if valid is None:
-        return tensor.mean() if dim is None else tensor.mean(dim=dim)
+        return tensor.mean() if dims is None else tensor.mean(dim=dims)
     valid = valid.type_as(tensor)
     # tiny, not 1, so fractional weights summing below one still divide exactly.
     tiny = torch.finfo(tensor.dtype).tiny
-    if dim is None:
+    if dims is None:
         return (tensor * valid).sum() / valid.sum().clamp(min=tiny)
-    return (tensor * valid).sum(dim=dim) / valid.sum(dim=dim).clamp(min=tiny)
+    return (tensor * valid).sum(dim=dims) / valid.sum(dim=dims).clamp(min=tiny)
 
 
 def select_at_indexes(indexes: torch.Tensor, tensor: torch.Tensor) -> torch.Tensor:

@@ -78,7 +78,7 @@ class DqnAgent(BaseAgent):
     # --- building --------------------------------------------------------------------------------
 
     def initialize(
-        self, env_spaces, share_memory: bool = False, global_B: int = 1, env_ranks: list[int] | None = None
+        self, env_spaces: Any, share_memory: bool = False, global_B: int = 1, env_ranks: list[int] | None = None
     ) -> None:
         """Build the model and its target copy; with ``env_ranks``, this agent's per-env epsilons."""
         n_actions = discrete_action_size(self, env_spaces.action)
@@ -89,7 +89,7 @@ class DqnAgent(BaseAgent):
         if env_ranks is not None:
             self.make_vec_eps(global_B, env_ranks)
 
-    def make_env_to_model_kwargs(self, env_spaces) -> dict[str, Any]:
+    def make_env_to_model_kwargs(self, env_spaces: Any) -> dict[str, Any]:
         if self.ModelCls is not None:
             return {}
         return dict(
@@ -168,22 +168,22 @@ class DqnAgent(BaseAgent):
 
     # --- calls -----------------------------------------------------------------------------------
 
-    def _inputs(self, observation, prev_action, prev_reward):
+    def _inputs(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor):
         prev_action = self.distribution.to_onehot(prev_action)
         return buffer_to((observation, prev_action, prev_reward), device=self.device)
 
-    def __call__(self, observation, prev_action, prev_reward) -> torch.Tensor:
+    def __call__(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> torch.Tensor:
         """Q-values ``[..., n_actions]`` on the CPU, with grad."""
         return self.model(*self._inputs(observation, prev_action, prev_reward)).cpu()
 
     @torch.no_grad()
-    def step(self, observation, prev_action, prev_reward) -> AgentStep:
+    def step(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> AgentStep:
         q = self.model(*self._inputs(observation, prev_action, prev_reward)).cpu()
         action = self.distribution.sample(q, uniform=self.env_stream_uniform(q.shape[:-1]))
         return AgentStep(action=action, agent_info=AgentInfo(q=q))
 
     @torch.no_grad()
-    def target(self, observation, prev_action, prev_reward) -> torch.Tensor:
+    def target(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> torch.Tensor:
         """Target-network Q-values ``[..., n_actions]`` on the CPU, without grad."""
         return self.target_model(*self._inputs(observation, prev_action, prev_reward)).cpu()
 

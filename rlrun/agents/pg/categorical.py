@@ -35,13 +35,13 @@ class CategoricalPgAgent(BaseAgent):
         self.greedy_eval = greedy_eval
 
     def initialize(
-        self, env_spaces, share_memory: bool = False, global_B: int = 1, env_ranks: list[int] | None = None
+        self, env_spaces: Any, share_memory: bool = False, global_B: int = 1, env_ranks: list[int] | None = None
     ) -> None:
         n_actions = discrete_action_size(self, env_spaces.action)
         super().initialize(env_spaces, share_memory, global_B=global_B, env_ranks=env_ranks)
         self.distribution = Categorical(dim=n_actions)
 
-    def make_env_to_model_kwargs(self, env_spaces) -> dict[str, Any]:
+    def make_env_to_model_kwargs(self, env_spaces: Any) -> dict[str, Any]:
         if self.ModelCls is not None:
             return {}
         return dict(
@@ -49,18 +49,18 @@ class CategoricalPgAgent(BaseAgent):
             action_size=discrete_action_size(self, env_spaces.action),
         )
 
-    def _forward(self, observation, prev_action, prev_reward) -> tuple[torch.Tensor, torch.Tensor]:
+    def _forward(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         prev_action = self.distribution.to_onehot(prev_action)
         inputs = buffer_to((observation, prev_action, prev_reward), device=self.device)
         return self.model(*inputs)
 
-    def __call__(self, observation, prev_action, prev_reward) -> tuple[DistInfo, torch.Tensor]:
+    def __call__(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> tuple[DistInfo, torch.Tensor]:
         """``(DistInfo(prob [T, B, A]), value [T, B])`` on the CPU, with grad."""
         pi, value = self._forward(observation, prev_action, prev_reward)
         return buffer_to((DistInfo(prob=pi), value), device="cpu")
 
     @torch.no_grad()
-    def step(self, observation, prev_action, prev_reward) -> AgentStep:
+    def step(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> AgentStep:
         pi, value = self._forward(observation, prev_action, prev_reward)
         dist_info = DistInfo(prob=pi)
         if self.greedy_eval and self._mode == "eval":
@@ -72,7 +72,7 @@ class CategoricalPgAgent(BaseAgent):
         return AgentStep(action=action, agent_info=agent_info)
 
     @torch.no_grad()
-    def value(self, observation, prev_action, prev_reward) -> torch.Tensor:
+    def value(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> torch.Tensor:
         """V(s) ``[B]`` on the CPU without grad, e.g. the bootstrap value after a batch's last step."""
         _pi, value = self._forward(observation, prev_action, prev_reward)
         return value.cpu()

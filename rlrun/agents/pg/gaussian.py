@@ -28,13 +28,13 @@ class GaussianPgAgent(BaseAgent):
     default_model_cls = MujocoFfModel
 
     def initialize(
-        self, env_spaces, share_memory: bool = False, global_B: int = 1, env_ranks: list[int] | None = None
+        self, env_spaces: Any, share_memory: bool = False, global_B: int = 1, env_ranks: list[int] | None = None
     ) -> None:
         action_size = continuous_action_size(self, env_spaces.action)
         super().initialize(env_spaces, share_memory, global_B=global_B, env_ranks=env_ranks)
         self.distribution = Gaussian(dim=action_size)
 
-    def make_env_to_model_kwargs(self, env_spaces) -> dict[str, Any]:
+    def make_env_to_model_kwargs(self, env_spaces: Any) -> dict[str, Any]:
         if self.ModelCls is not None:
             return {}
         return dict(
@@ -42,17 +42,17 @@ class GaussianPgAgent(BaseAgent):
             action_size=continuous_action_size(self, env_spaces.action),
         )
 
-    def _forward(self, observation, prev_action, prev_reward):
+    def _forward(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor):
         inputs = buffer_to((observation, prev_action, prev_reward), device=self.device)
         return self.model(*inputs)
 
-    def __call__(self, observation, prev_action, prev_reward) -> tuple[DistInfoStd, torch.Tensor]:
+    def __call__(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> tuple[DistInfoStd, torch.Tensor]:
         """``(DistInfoStd(mean, log_std) [T, B, A], value [T, B])`` on the CPU, with grad."""
         mu, log_std, value = self._forward(observation, prev_action, prev_reward)
         return buffer_to((DistInfoStd(mean=mu, log_std=log_std), value), device="cpu")
 
     @torch.no_grad()
-    def step(self, observation, prev_action, prev_reward) -> AgentStep:
+    def step(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> AgentStep:
         mu, log_std, value = self._forward(observation, prev_action, prev_reward)
         dist_info = DistInfoStd(mean=mu, log_std=log_std)
         action = self.distribution.sample(dist_info, uniform=self.env_stream_uniform(mu.shape[:-1]))
@@ -61,7 +61,7 @@ class GaussianPgAgent(BaseAgent):
         return AgentStep(action=action, agent_info=agent_info)
 
     @torch.no_grad()
-    def value(self, observation, prev_action, prev_reward) -> torch.Tensor:
+    def value(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> torch.Tensor:
         """V(s) ``[B]`` on the CPU without grad, e.g. the bootstrap value after a batch's last step."""
         _mu, _log_std, value = self._forward(observation, prev_action, prev_reward)
         return value.cpu()

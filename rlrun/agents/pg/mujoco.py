@@ -18,7 +18,7 @@ __all__ = ["MujocoMixin", "MujocoFfAgent"]
 class MujocoMixin(BaseAgent):
     """Gives the model ``observation_shape`` and ``action_size``; forwards observation-statistics updates."""
 
-    def make_env_to_model_kwargs(self, env_spaces) -> dict[str, Any]:
+    def make_env_to_model_kwargs(self, env_spaces: Any) -> dict[str, Any]:
         return dict(
             observation_shape=array_observation_shape(self, env_spaces.observation),
             action_size=continuous_action_size(self, env_spaces.action),
@@ -33,5 +33,5 @@ class MujocoMixin(BaseAgent):
 class MujocoFfAgent(MujocoMixin, GaussianPgAgent):
     """A Gaussian policy-gradient agent with the feedforward :class:`MujocoFfModel` by default."""
 
-    def __init__(self, ModelCls=MujocoFfModel, **kwargs) -> None:
+    def __init__(self, ModelCls: type[torch.nn.Module] | None = MujocoFfModel, **kwargs: Any) -> None:
         super().__init__(ModelCls=ModelCls, **kwargs)

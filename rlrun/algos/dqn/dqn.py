@@ -182,7 +182,7 @@ class DQN(RlAlgorithm):
             n_step_return=self.n_step_return,
         )
 
-    def optimize_agent(self, itr: int, samples: Any = None, sampler_itr: int | None = None) -> OptInfo:
+    def optimize_agent(self, itr: int, samples: Any = None, sampler_itr: int | None = None) -> Any:
         """Append ``samples`` to the replay, then take ``updates_per_optimize`` gradient steps (none
         before ``min_steps_learn``). ``sampler_itr`` (asynchronous runners) replaces ``itr``."""
         itr = itr if sampler_itr is None else sampler_itr

@@ -77,7 +77,7 @@ class PPO(PolicyGradientAlgo):
             )
         self.batch_size = self.batch_spec.size // self.minibatches
 
-    def optimize_agent(self, itr: int, samples: Any = None, sampler_itr: int | None = None) -> OptInfoPpo:
+    def optimize_agent(self, itr: int, samples: Any = None, sampler_itr: int | None = None) -> Any:
         """``epochs`` x ``minibatches`` gradient steps on one ``[T, B]`` batch."""
         agent_inputs = self.agent_inputs(samples)  # on the device once; minibatches index there
         return_, advantage, valid = self.process_returns(samples)

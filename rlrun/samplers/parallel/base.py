@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import torch.multiprocessing as torch_mp  # its context pickles shared tensors by handle, for spawn
 
+from rlrun.envs.traj_info import TrajInfo
 from rlrun.envs.validation import validate_env
 from rlrun.samplers.base import BaseSampler
 from rlrun.samplers.buffer import build_samples_buffer
@@ -99,7 +100,7 @@ class ParallelSamplerBase(BaseSampler):
         world_size: int = 1,
         rank: int = 0,
         worker_process: Any = None,
-    ):
+    ) -> dict:
         """Start the workers and return the examples (one env step and agent step) for the algorithm.
 
         Returns once every worker has built and decorrelated its envs. ``affinity`` gives the
@@ -168,11 +169,11 @@ class ParallelSamplerBase(BaseSampler):
         )
         return examples
 
-    def obtain_samples(self, itr: int):
+    def obtain_samples(self, itr: int) -> tuple[Any, list[TrajInfo]]:
         """One batch from all workers; returns ``(samples, completed_traj_infos)``, samples as torch views."""
         return self.samples_pyt, self._run_round(Command(CommandKind.COLLECT, itr))
 
-    def evaluate_agent(self, itr: int):
+    def evaluate_agent(self, itr: int) -> list[TrajInfo]:
         """Run the evaluation episodes in the workers; returns their TrajInfos."""
         if self.eval_n_envs <= 0:
             raise RuntimeError("evaluate_agent needs eval_n_envs > 0 in the sampler.")

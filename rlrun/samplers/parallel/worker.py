@@ -121,11 +121,11 @@ class CollectedTrajInfos:
     def __init__(self) -> None:
         self._items: list = []
 
-    def put(self, item, block: bool = True, timeout: float | None = None) -> None:
+    def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
         if item is not None:  # rlpyt's end marker
             self._items.append(item)
 
-    def put_nowait(self, item) -> None:
+    def put_nowait(self, item: Any) -> None:
         self.put(item)
 
     def __len__(self) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from rlrun.envs.traj_info import TrajInfo
 from rlrun.envs.validation import validate_env
 from rlrun.samplers.base import BaseSampler
 from rlrun.samplers.buffer import build_samples_buffer
@@ -49,7 +50,7 @@ class SerialSampler(BaseSampler):
         traj_info_kwargs: dict | None = None,
         rank: int = 0,
         world_size: int = 1,
-    ):
+    ) -> dict:
         T, B = self.batch_spec
         seed = make_seed() if seed is None else int(seed)
         global_B = B * world_size
@@ -109,7 +110,7 @@ class SerialSampler(BaseSampler):
         _log.info("Serial sampler initialized: batch_T=%d, batch_B=%d.", T, B)
         return examples
 
-    def obtain_samples(self, itr: int):
+    def obtain_samples(self, itr: int) -> tuple[Any, list[TrajInfo]]:
         """Collect one batch; returns ``(samples, completed_traj_infos)``, samples as torch views."""
         self.collector.reset_if_needed(self.agent_inputs)
         self.agent_inputs, self.traj_infos, completed = self.collector.collect_batch(
@@ -117,7 +118,7 @@ class SerialSampler(BaseSampler):
         )
         return self.samples_pyt, completed
 
-    def evaluate_agent(self, itr: int):
+    def evaluate_agent(self, itr: int) -> list[TrajInfo]:
         """Run the evaluation episodes; returns their TrajInfos."""
         if self.eval_n_envs <= 0:
             raise RuntimeError("evaluate_agent needs eval_n_envs > 0 in the sampler.")

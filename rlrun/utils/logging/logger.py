@@ -20,6 +20,8 @@ left empty. Record every key from the first dump on (``nan`` where there is no v
 from __future__ import annotations
 
 import datetime
+import enum
+import json
 import logging
 import numbers
 import os
@@ -53,13 +55,17 @@ class _State:
     tb_tags: dict[str, str] = field(default_factory=dict)  # CSV key -> TensorBoard tag, where they differ
     text_files: dict[str, TextIO] = field(default_factory=dict)
     csv_outputs: dict[str, CsvOutput] = field(default_factory=dict)
+    held_csv_outputs: dict[str, CsvOutput] = field(default_factory=dict)  # open, but not written to
     snapshot_dir: str | None = None
     snapshot_mode: str = "all"
     snapshot_gap: int = 1
     log_tabular_only: bool = False
     disabled: bool = False
+    tabular_disabled: bool = False
+    disable_prefix: bool = False
     console: bool = True
     summary_writer: Any = None
+    tf_summary_dir: str | None = None
     iteration: int = 0
 
 
@@ -81,6 +87,8 @@ def push_state() -> None:
         prefixes=list(_state.prefixes),
         snapshot_gap=_state.snapshot_gap,
         disabled=_state.disabled,
+        tabular_disabled=_state.tabular_disabled,
+        disable_prefix=_state.disable_prefix,
         console=_state.console,
     )
 
@@ -97,12 +105,13 @@ def pop_state() -> None:
 def _close_outputs(state: _State) -> None:
     for f in state.text_files.values():
         f.close()
-    for out in state.csv_outputs.values():
+    for out in [*state.csv_outputs.values(), *state.held_csv_outputs.values()]:
         out.close()
     if state.summary_writer is not None and hasattr(state.summary_writer, "close"):
         state.summary_writer.close()
     state.text_files.clear()
     state.csv_outputs.clear()
+    state.held_csv_outputs.clear()
     state.summary_writer = None
 
 
@@ -120,7 +129,7 @@ def log(s: Any, with_prefix: bool = True, with_timestamp: bool = True, color: st
     if _state.disabled or _state.log_tabular_only:
         return
     text = str(s)
-    if with_prefix:
+    if with_prefix and not _state.disable_prefix:
         text = "".join(_state.prefixes) + text
     if with_timestamp:
         text = f"{datetime.datetime.now():%Y-%m-%d %H:%M:%S} | {text}"
@@ -156,7 +165,8 @@ class RunLogHandler(logging.Handler):
             return
         if record.levelno >= logging.WARNING:
             text = f"{record.levelname}: {text}"
-        stamp = f"{datetime.datetime.now():%Y-%m-%d %H:%M:%S} | {''.join(_state.prefixes)}"
+        prefix_text = "" if _state.disable_prefix else "".join(_state.prefixes)
+        stamp = f"{datetime.datetime.now():%Y-%m-%d %H:%M:%S} | {prefix_text}"
         _emit(stamp + text, console=record.levelno >= logging.WARNING)
 
 
@@ -176,6 +186,15 @@ def push_prefix(prefix: str) -> None:  # rlpyt's parameter name, though it hides
 
 def pop_prefix() -> None:
     _state.prefixes.pop()
+
+
+def set_disable_prefix(disable_prefix: bool) -> None:
+    """When True, messages and console tables are written without the pushed prefixes (which are kept)."""
+    _state.disable_prefix = bool(disable_prefix)
+
+
+def get_disable_prefix() -> bool:
+    return _state.disable_prefix
 
 
 def add_text_output(file_name: str) -> None:
@@ -215,6 +234,15 @@ def enable() -> None:
     _state.disabled = False
 
 
+def disable_tabular() -> None:
+    """Stop writing rows to the CSV outputs (``progress.csv``); the console table and TensorBoard go on."""
+    _state.tabular_disabled = True
+
+
+def enable_tabular() -> None:
+    _state.tabular_disabled = False
+
+
 # ---- tabular ----
 
 
@@ -239,10 +267,9 @@ def record_tabular_misc_stat(key: str, values: Any, placement: str = "back") -> 
         values = values.detach().cpu()
     array = np.asarray([to_scalar(v) for v in values] if isinstance(values, list) else values, dtype=np.float64)
     array = array.ravel()
+    stats: tuple[float, ...] = (np.nan,) * len(MISC_STATS)
     if array.size:
-        stats = (np.mean(array), np.std(array), np.median(array), np.min(array), np.max(array))
-    else:
-        stats = (np.nan,) * len(MISC_STATS)
+        stats = tuple(float(f(array)) for f in (np.mean, np.std, np.median, np.min, np.max))
     base = _tabular_key(key)
     for name, value in zip(MISC_STATS, stats):
         if placement == "back":
@@ -283,15 +310,32 @@ def pop_tabular_prefix() -> None:
 def add_tabular_output(file_name: str) -> None:
     """Write rows to the CSV file ``file_name`` (created or truncated; its folder is created)."""
     path = os.path.abspath(file_name)
-    if path not in _state.csv_outputs:
+    if path in _state.held_csv_outputs:
+        _state.csv_outputs[path] = _state.held_csv_outputs.pop(path)
+    elif path not in _state.csv_outputs:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         _state.csv_outputs[path] = CsvOutput(path)
 
 
 def remove_tabular_output(file_name: str) -> None:
-    out = _state.csv_outputs.pop(os.path.abspath(file_name), None)
+    """Close the CSV output ``file_name`` (written or held)."""
+    path = os.path.abspath(file_name)
+    for outputs in (_state.csv_outputs, _state.held_csv_outputs):
+        out = outputs.pop(path, None)
+        if out is not None:
+            out.close()
+
+
+def hold_tabular_output(file_name: str) -> None:
+    """Stop writing rows to the CSV output ``file_name`` but keep it open.
+
+    :func:`add_tabular_output` with the same name resumes appending to the same file, whose columns stay
+    those of its first row (e.g. to hold an evaluation's ``progress.csv`` while training logs elsewhere).
+    """
+    path = os.path.abspath(file_name)
+    out = _state.csv_outputs.pop(path, None)
     if out is not None:
-        out.close()
+        _state.held_csv_outputs[path] = out
 
 
 def set_tf_summary_writer(writer_name: Any) -> None:
@@ -302,6 +346,15 @@ def set_tf_summary_writer(writer_name: Any) -> None:
 
 def get_tf_summary_writer() -> Any:
     return _state.summary_writer
+
+
+def set_tf_summary_dir(dir_name: str | None) -> None:
+    """Remember the folder of the TensorBoard files, for code that makes its own writer; nothing is written."""
+    _state.tf_summary_dir = None if dir_name is None else str(dir_name)
+
+
+def get_tf_summary_dir() -> str | None:
+    return _state.tf_summary_dir
 
 
 def set_iteration(iteration: int) -> None:
@@ -323,10 +376,10 @@ def dump_tabular(with_prefix: bool = True) -> dict[str, Any]:
     _state.tabular, _state.tb_tags = {}, {}
     if _state.disabled or not row:
         return row
-    line_prefix = "".join(_state.prefixes) if with_prefix else ""
+    line_prefix = "".join(_state.prefixes) if with_prefix and not _state.disable_prefix else ""
     for line in format_table(row):
         _emit(line_prefix + line)
-    for out in _state.csv_outputs.values():
+    for out in () if _state.tabular_disabled else _state.csv_outputs.values():
         for key in out.write_row(row):
             message = (
                 f"Tabular key {key!r} was first recorded after {out.path} fixed its columns, so it is not "
@@ -408,3 +461,36 @@ def save_itr_params(itr: int, params: Any) -> list[str]:
         os.replace(tmp_path, path)
         paths.append(path)
     return paths
+
+
+# ---- variants ----
+
+
+def _variant_json(obj: Any) -> Any:
+    """``json`` fallback for :func:`log_variant`: classes and enums by dotted name, arrays as lists."""
+    if isinstance(obj, type):
+        return {"$class": f"{obj.__module__}.{obj.__qualname__}"}
+    if isinstance(obj, enum.Enum):
+        return {"$enum": f"{type(obj).__module__}.{type(obj).__qualname__}.{obj.name}"}
+    if isinstance(obj, (np.ndarray, np.generic)):
+        return obj.tolist()
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().cpu().tolist()
+    if callable(obj) and hasattr(obj, "__qualname__"):
+        return f"{getattr(obj, '__module__', '')}.{obj.__qualname__}"
+    return repr(obj)
+
+
+def log_variant(log_file: str, variant_data: Any) -> None:
+    """Write ``variant_data`` (a dict, or an object with a ``dump()`` method returning one) to ``log_file`` as JSON.
+
+    The folder is created. Classes are written as ``{"$class": "module.Name"}`` and enums as
+    ``{"$enum": "module.Enum.NAME"}``, as in rlpyt; other values JSON cannot hold are written as their
+    ``repr``.
+    """
+    if hasattr(variant_data, "dump"):
+        variant_data = variant_data.dump()
+    path = os.path.abspath(log_file)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(variant_data, f, indent=2, sort_keys=True, default=_variant_json)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import torch
+
 from rlrun.agents.dqn.atari.mixin import AtariMixin
 from rlrun.agents.dqn.dqn_agent import DqnAgent
 from rlrun.models.dqn.atari_dqn_model import AtariDqnModel
@@ -12,5 +16,5 @@ __all__ = ["AtariDqnAgent"]
 class AtariDqnAgent(AtariMixin, DqnAgent):
     """A :class:`DqnAgent` with the Nature-DQN :class:`AtariDqnModel` by default."""
 
-    def __init__(self, ModelCls=AtariDqnModel, **kwargs) -> None:
+    def __init__(self, ModelCls: type[torch.nn.Module] | None = AtariDqnModel, **kwargs: Any) -> None:
         super().__init__(ModelCls=ModelCls, **kwargs)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rlrun.envs.traj_info import TrajInfo
 from rlrun.samplers.collectors import BaseCollector, BaseEvalCollector
 from rlrun.samplers.parallel.base import ParallelSamplerBase
 from rlrun.samplers.parallel.cpu.collectors import CpuEvalCollector, CpuResetCollector
@@ -30,10 +31,10 @@ class CpuSampler(ParallelSamplerBase):
     ) -> None:
         super().__init__(*args, CollectorCls=CollectorCls, eval_CollectorCls=eval_CollectorCls, **kwargs)
 
-    def obtain_samples(self, itr: int):
+    def obtain_samples(self, itr: int) -> tuple[Any, list[TrajInfo]]:
         self.agent.sync_shared_memory()
         return super().obtain_samples(itr)
 
-    def evaluate_agent(self, itr: int):
+    def evaluate_agent(self, itr: int) -> list[TrajInfo]:
         self.agent.sync_shared_memory()
         return super().evaluate_agent(itr)

@@ -47,7 +47,9 @@ class GpuResetCollector(DecorrelatingStartCollector):
             store_observation(step.observation, b, env.reset(), env=env, env_rank=self.env_ranks[b], where="reset()")
         self.need_reset[:] = False
 
-    def collect_batch(self, agent_inputs: Any, traj_infos: list[TrajInfo], itr: int):
+    def collect_batch(
+        self, agent_inputs: Any, traj_infos: list[TrajInfo], itr: int
+    ) -> tuple[Any, list[TrajInfo], list[TrajInfo]]:
         obs_ready, act_ready = self.sync.obs_ready, self.sync.act_ready
         step, env_buf = self.step_buffer_np, self.samples_np.env
         observation, action, reward = step.observation, step.action, step.reward
