@@ -67,7 +67,9 @@ class Categorical(DiscreteMixin, Distribution):
     def log_likelihood(self, indexes: torch.Tensor, dist_info: NamedArrayTuple) -> torch.Tensor:
         return torch.log(select_at_indexes(indexes, dist_info.prob) + EPS)
 
-    def likelihood_ratio(self, indexes: torch.Tensor, old_dist_info: NamedArrayTuple, new_dist_info: NamedArrayTuple) -> torch.Tensor:
+    def likelihood_ratio(
+        self, indexes: torch.Tensor, old_dist_info: NamedArrayTuple, new_dist_info: NamedArrayTuple
+    ) -> torch.Tensor:
         new = select_at_indexes(indexes, new_dist_info.prob)
         old = select_at_indexes(indexes, old_dist_info.prob)
         return (new + EPS) / (old + EPS)

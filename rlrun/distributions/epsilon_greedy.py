@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 from rlrun.distributions.base import Distribution
@@ -18,7 +20,7 @@ class EpsilonGreedy(DiscreteMixin, Distribution):
     comes first, as in rlpyt; without ``dim`` the number of actions is taken from ``q``.
     """
 
-    def __init__(self, epsilon: float | torch.Tensor = 1, dim: int | None = None, **kwargs) -> None:
+    def __init__(self, epsilon: float | torch.Tensor = 1, dim: int | None = None, **kwargs: Any) -> None:
         super().__init__(dim=dim, **kwargs)
         self._epsilon: float | torch.Tensor = 1.0
         self.set_epsilon(epsilon)
@@ -76,7 +78,7 @@ class EpsilonGreedy(DiscreteMixin, Distribution):
 class CategoricalEpsilonGreedy(EpsilonGreedy):
     """Epsilon-greedy over distributional Q: ``p [..., dim, n_atoms]`` with atom values ``z [n_atoms]``."""
 
-    def __init__(self, z: torch.Tensor | None = None, **kwargs) -> None:
+    def __init__(self, z: torch.Tensor | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.z = z
 

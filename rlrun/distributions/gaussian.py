@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from rlrun.distributions.base import Distribution
-from rlrun.utils.collections import namedarraytuple
+from rlrun.utils.collections import NamedArrayTuple, namedarraytuple
 
 __all__ = ["Gaussian", "DistInfo", "DistInfoStd"]
 
@@ -77,7 +77,7 @@ class Gaussian(Distribution):
         if self.squash is not None:
             raise NotImplementedError(f"Gaussian.{what} has no closed form with squash; set squash=None.")
 
-    def kl(self, old_dist_info, new_dist_info) -> torch.Tensor:
+    def kl(self, old_dist_info: NamedArrayTuple, new_dist_info: NamedArrayTuple) -> torch.Tensor:
         self._no_squash("kl")
         old_log_std, new_log_std = self._log_std(old_dist_info), self._log_std(new_dist_info)
         mean_sq = (old_dist_info.mean - new_dist_info.mean) ** 2
@@ -86,11 +86,11 @@ class Gaussian(Distribution):
         )
         return torch.sum(vals, dim=-1)
 
-    def entropy(self, dist_info) -> torch.Tensor:
+    def entropy(self, dist_info: NamedArrayTuple) -> torch.Tensor:
         self._no_squash("entropy")
         return torch.sum(self._log_std(dist_info) + 0.5 * (_LOG_2PI + 1), dim=-1)
 
-    def log_likelihood(self, x: torch.Tensor, dist_info) -> torch.Tensor:
+    def log_likelihood(self, x: torch.Tensor, dist_info: NamedArrayTuple) -> torch.Tensor:
         """Log density of ``x``; with ``squash``, ``x`` is the pre-squash sample (avoids atanh)."""
         log_std = self._log_std(dist_info)
         z = (x - dist_info.mean) * torch.exp(-log_std)
@@ -101,10 +101,12 @@ class Gaussian(Distribution):
             logli = logli - torch.sum(log_det, dim=-1)
         return logli
 
-    def likelihood_ratio(self, x: torch.Tensor, old_dist_info, new_dist_info) -> torch.Tensor:
+    def likelihood_ratio(
+        self, x: torch.Tensor, old_dist_info: NamedArrayTuple, new_dist_info: NamedArrayTuple
+    ) -> torch.Tensor:
         return torch.exp(self.log_likelihood(x, new_dist_info) - self.log_likelihood(x, old_dist_info))
 
-    def sample_loglikelihood(self, dist_info) -> tuple[torch.Tensor, torch.Tensor]:
+    def sample_loglikelihood(self, dist_info: NamedArrayTuple) -> tuple[torch.Tensor, torch.Tensor]:
         """A reparameterised sample (squashed if ``squash``) and its log-likelihood, for SAC."""
         raw = self._raw_sample(dist_info)
         logli = self.log_likelihood(raw, dist_info)
@@ -116,7 +118,7 @@ class Gaussian(Distribution):
     def n_uniforms(self) -> int:
         return self._dim
 
-    def sample(self, dist_info, uniform: torch.Tensor | None = None) -> torch.Tensor:
+    def sample(self, dist_info: NamedArrayTuple, uniform: torch.Tensor | None = None) -> torch.Tensor:
         """``mean + std * N(0, 1)`` (differentiable in mean and std), then clipped or squashed.
 
         Given ``uniform [..., dim]``, the standard normals are its inverse normal CDF (float64),

@@ -59,7 +59,7 @@ class EnvInfoConverter:
         self._known = set(self._keys) | self._ignored
         self.EnvInfoCls = namedtuple("EnvInfo", fields)
 
-    def __call__(self, info: dict, timeout: bool):
+    def __call__(self, info: dict, timeout: bool) -> Any:
         if not self._known.issuperset(info):
             self._unexpected(info)
         nulls = self._nulls
@@ -200,11 +200,11 @@ class GymEnvWrapper(Env):
             observation, info = result, {}
         return self._convert_observation(observation, "reset()", check or self.check_observations), info
 
-    def reset(self):
+    def reset(self) -> Any:
         """Reset the env (with the seed given to :meth:`seed`, once) and return the first observation."""
         return self._reset()[0]
 
-    def step(self, action) -> EnvStep:
+    def step(self, action: Any) -> EnvStep:
         """Step the env; ``done`` is terminated or truncated, ``env_info.timeout`` is truncation alone."""
         if self.check_actions:
             check_action(self, action, self._act_space.space)
@@ -240,7 +240,7 @@ class GymEnvWrapper(Env):
         spec = getattr(self.env, "spec", None)
         return getattr(spec, "max_episode_steps", None)
 
-    def render(self, *args, **kwargs):
+    def render(self, *args: Any, **kwargs: Any) -> Any:
         return self.env.render(*args, **kwargs)
 
     def close(self) -> None:

@@ -29,7 +29,7 @@ class TrajInfo(AttrDict):
         self.NonzeroRewards = 0
         self.DiscountedReturn = 0.0
 
-    def step(self, observation, action, reward, done, agent_info, env_info) -> None:
+    def step(self, observation: Any, action: Any, reward: float, done: bool, agent_info: Any, env_info: Any) -> None:
         reward = float(reward)
         self.Length += 1
         self.Return += reward
@@ -37,7 +37,7 @@ class TrajInfo(AttrDict):
         self.DiscountedReturn += self._cur_discount * reward
         self._cur_discount *= self._discount
 
-    def terminate(self, observation) -> TrajInfo:
+    def terminate(self, observation: Any) -> TrajInfo:
         """Called when the trajectory ends; returns the finished record."""
         return self
 

@@ -39,7 +39,7 @@ class ScaleGrad(torch.autograd.Function):
         return tensor.view_as(tensor)
 
     @staticmethod
-    def backward(ctx, grad_output: torch.Tensor):
+    def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor, None]:
         return grad_output * ctx.scale, None
 
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import numbers
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from rlrun.spaces.base import Space
 
@@ -21,7 +22,7 @@ def describe_value(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-def format_bound(bound) -> str:
+def format_bound(bound: Any) -> str:
     """A bound for messages: one number where all elements agree, else a summarised array."""
     arr = np.asarray(bound)
     if arr.size and np.all(arr == arr.flat[0]):
@@ -32,7 +33,14 @@ def format_bound(bound) -> str:
 class Box(Space):
     """Values of one shape and dtype within ``[low, high]`` (subclasses say whether high is open)."""
 
-    def __init__(self, low, high, shape=None, dtype="float32", null_value=None) -> None:
+    def __init__(
+        self,
+        low: Any,
+        high: Any,
+        shape: int | Sequence[int] | None = None,
+        dtype: DTypeLike = "float32",
+        null_value: Any = None,
+    ) -> None:
         self.dtype = np.dtype(dtype)
         if shape is None:
             try:
@@ -42,9 +50,7 @@ class Box(Space):
                     f"{type(self).__name__}: low has shape {np.shape(low)} and high has shape {np.shape(high)}; "
                     "give bounds of one shape (or scalars) and pass shape=."
                 ) from None
-        elif isinstance(shape, numbers.Integral):
-            shape = (int(shape),)
-        self.shape = tuple(int(s) for s in shape)
+        self.shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
         # Integer bounds are kept as int64: the exclusive high of a uint8 or bool box (256, 2) does not
         # fit in the box's own dtype.
         bound_dtype = self.dtype if self.dtype.kind == "f" else np.dtype(np.int64)

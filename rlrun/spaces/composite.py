@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rlrun.spaces.base import Space
-from rlrun.utils.collections import is_namedtuple, namedarraytuple_like
+from rlrun.utils.collections import NamedArrayTuple, is_namedtuple, namedarraytuple_like
 
 __all__ = ["Composite"]
 
@@ -32,17 +32,17 @@ class Composite(Space):
         return self._NamedTupleCls
 
     @property  # a namedtuple of the fields' shapes, where Space has a tuple
-    def shape(self):  # type: ignore[override]
+    def shape(self) -> Any:  # type: ignore[override]
         return self._NamedTupleCls(*(s.shape for s in self.spaces))
 
     @property
-    def dtype(self):  # type: ignore[override]
+    def dtype(self) -> Any:  # type: ignore[override]
         return self._NamedTupleCls(*(s.dtype for s in self.spaces))
 
-    def sample(self):
+    def sample(self) -> NamedArrayTuple:
         return self._NamedTupleCls(*(s.sample() for s in self.spaces))
 
-    def null_value(self):
+    def null_value(self) -> NamedArrayTuple:
         return self._NamedTupleCls(*(s.null_value() for s in self.spaces))
 
     def seed(self, seed: int | None = None) -> None:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
+from numpy.typing import DTypeLike
 
 from rlrun.spaces.box import Box, format_bound
 
@@ -12,7 +16,14 @@ __all__ = ["FloatBox"]
 class FloatBox(Box):
     """Reals in ``[low, high]``; infinite bounds are allowed (sampling then draws a unit normal)."""
 
-    def __init__(self, low, high, shape=None, null_value=0.0, dtype="float32") -> None:
+    def __init__(
+        self,
+        low: Any,
+        high: Any,
+        shape: int | Sequence[int] | None = None,
+        null_value: Any = 0.0,
+        dtype: DTypeLike = "float32",
+    ) -> None:
         if not np.issubdtype(np.dtype(dtype), np.floating):
             raise ValueError(f"FloatBox needs a floating dtype, got {dtype!r}; use IntBox for integers.")
         super().__init__(low, high, shape=shape, dtype=dtype, null_value=null_value)
@@ -28,7 +39,7 @@ class FloatBox(Box):
         )
         return out.astype(self.dtype)[()]
 
-    def mismatch(self, value, check_bounds: bool = False) -> str | None:
+    def mismatch(self, value: Any, check_bounds: bool = False) -> str | None:
         """Shape and dtype must match; bounds are only checked with ``check_bounds`` (envs often
         declare nominal bounds that states exceed)."""
         why = self._shape_mismatch(value)

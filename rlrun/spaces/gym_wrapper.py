@@ -103,7 +103,7 @@ def _compact(bound: np.ndarray):
     return bound
 
 
-def to_gym_space(space: Space):
+def to_gym_space(space: Space) -> Any:
     """The Gymnasium space for an rlrun space.
 
     IntBox maps to Discrete (scalar), MultiBinary (int8 in ``[0, 2)``), MultiDiscrete (int64) or an
@@ -163,37 +163,37 @@ class GymSpaceWrapper(Space):
         return getattr(self.space, name)
 
     @property
-    def gym_space(self):
+    def gym_space(self) -> Any:
         return self._gym_space
 
     @property
-    def shape(self):  # type: ignore[override]  # read through to the wrapped space
+    def shape(self) -> Any:  # type: ignore[override]  # read through to the wrapped space
         return self.space.shape
 
     @property
-    def dtype(self):  # type: ignore[override]
+    def dtype(self) -> Any:  # type: ignore[override]
         return self.space.dtype
 
     @property
     def n(self) -> int:
         return cast(Any, self.space).n
 
-    def sample(self):
+    def sample(self) -> Any:
         return self.space.sample()
 
-    def null_value(self):
+    def null_value(self) -> Any:
         return self.space.null_value()
 
     def seed(self, seed: int | None = None) -> None:
         self.space.seed(seed)
 
-    def mismatch(self, value) -> str | None:
+    def mismatch(self, value: Any) -> str | None:
         return self.space.mismatch(value)
 
     def __repr__(self) -> str:
         return f"GymSpaceWrapper({self.space!r})"
 
-    def convert(self, value):
+    def convert(self, value: Any) -> Any:
         """Gymnasium value -> rlrun value."""
         return self._convert(value, self.space, self._dict_keys)
 
@@ -217,7 +217,7 @@ class GymSpaceWrapper(Space):
             items = list(value)
         return cls(*(self._convert(v, s, k) for v, s, k in zip(items, space.spaces, sub_keys)))
 
-    def revert(self, value):
+    def revert(self, value: Any) -> Any:
         """rlrun value -> Gymnasium value (a Python int for Discrete spaces)."""
         return self._revert(value, self._gym_space, self._dict_keys)
 

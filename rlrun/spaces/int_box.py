@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
+from numpy.typing import DTypeLike
 
 from rlrun.spaces.box import Box, format_bound
 
@@ -12,7 +16,14 @@ __all__ = ["IntBox"]
 class IntBox(Box):
     """Integers in ``[low, high)``: ``high`` is exclusive, so ``IntBox(0, n)`` has ``n`` values."""
 
-    def __init__(self, low, high, shape=None, dtype="int64", null_value=None) -> None:
+    def __init__(
+        self,
+        low: Any,
+        high: Any,
+        shape: int | Sequence[int] | None = None,
+        dtype: DTypeLike = "int64",
+        null_value: Any = None,
+    ) -> None:
         if not np.issubdtype(np.dtype(dtype), np.integer) and np.dtype(dtype) != np.bool_:
             raise ValueError(f"IntBox needs an integer dtype, got {dtype!r}; use FloatBox for real values.")
         super().__init__(low, high, shape=shape, dtype=dtype, null_value=null_value)
@@ -33,7 +44,7 @@ class IntBox(Box):
         """An array of ``shape`` (a numpy scalar when shape is ``()``)."""
         return self.rng.integers(self.low, self.high, size=self.shape, dtype=self.dtype, endpoint=False)[()]
 
-    def mismatch(self, value) -> str | None:
+    def mismatch(self, value: Any) -> str | None:
         why = self._shape_mismatch(value)
         if why is not None:
             return why

@@ -107,7 +107,7 @@ def buffer_to(buffer_: Any, device: torch.device | str | None = None) -> Any:
     return buffer_
 
 
-def buffer_method(buffer_: Any, method_name: str, *args, **kwargs) -> Any:
+def buffer_method(buffer_: Any, method_name: str, *args: Any, **kwargs: Any) -> Any:
     """Call ``leaf.method_name(*args, **kwargs)`` on every leaf, keeping the structure."""
     if buffer_ is None:
         return None
@@ -116,7 +116,7 @@ def buffer_method(buffer_: Any, method_name: str, *args, **kwargs) -> Any:
     return getattr(buffer_, method_name)(*args, **kwargs)
 
 
-def buffer_func(buffer_: Any, func: Callable, *args, **kwargs) -> Any:
+def buffer_func(buffer_: Any, func: Callable, *args: Any, **kwargs: Any) -> Any:
     """Call ``func(leaf, *args, **kwargs)`` on every leaf, keeping the structure."""
     if buffer_ is None:
         return None

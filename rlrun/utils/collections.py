@@ -14,7 +14,7 @@ from __future__ import annotations
 import collections
 import copyreg
 import keyword
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 __all__ = [
@@ -155,11 +155,11 @@ class NamedArrayTuple(tuple):
         """Membership tests field names, not values."""
         return key in self._fields
 
-    def get(self, index: int):
+    def get(self, index: int) -> Any:
         """Plain tuple indexing: the field at position ``index``."""
         return tuple.__getitem__(self, index)
 
-    def items(self):
+    def items(self) -> Iterator[tuple[str, Any]]:
         """Pairs of (field name, value), like a dict."""
         return zip(self._fields, self)
 

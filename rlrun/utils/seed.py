@@ -6,6 +6,8 @@ import logging
 import os
 import random
 import time
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -38,7 +40,7 @@ def make_seed() -> int:
     return mixed % (2**32)
 
 
-def set_envs_seeds(envs, seed: int | None) -> None:
+def set_envs_seeds(envs: Sequence[Any], seed: int | None) -> None:
     """Give env ``i`` the seed ``seed + i``, so seeds follow env ranks rather than processes."""
     if seed is None:
         return

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import multiprocessing as mp
+from collections.abc import Sequence
 from multiprocessing.context import get_spawning_popen
 from typing import Any
 
@@ -68,13 +69,13 @@ def _shares_bytes_with(arr: np.ndarray, raw) -> bool:
     return start <= lo and hi <= start + ctypes.sizeof(raw)
 
 
-def np_mp_array(shape, dtype) -> SharedArray:
+def np_mp_array(shape: int | Sequence[int], dtype: Any) -> SharedArray:
     """A zero-filled array of ``shape`` and ``dtype`` in shared memory."""
     dtype = np.dtype(dtype)
-    shape = (shape,) if np.isscalar(shape) else tuple(int(s) for s in shape)
-    nbytes = max(1, int(np.prod(shape, dtype=np.int64)) * dtype.itemsize)
+    dims = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+    nbytes = max(1, int(np.prod(dims, dtype=np.int64)) * dtype.itemsize)
     raw = mp.RawArray(ctypes.c_byte, nbytes)
-    return _rebuild_shared_array(raw, 0, shape, None, dtype.str)
+    return _rebuild_shared_array(raw, 0, dims, None, dtype.str)
 
 
 def is_shared(arr: Any) -> bool:

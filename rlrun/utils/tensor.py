@@ -8,6 +8,7 @@ Models take input shaped ``[T, B, *shape]``, ``[B, *shape]`` or ``[*shape]``. Th
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 
@@ -35,7 +36,7 @@ def infer_leading_dims(tensor: torch.Tensor, dim: int) -> tuple[int, int, int, t
     return lead_dim, T, B, shape
 
 
-def restore_leading_dims(tensors, lead_dim: int, T: int = 1, B: int = 1):
+def restore_leading_dims(tensors: Any, lead_dim: int, T: int = 1, B: int = 1) -> Any:
     """Undo the folding of ``[T*B, ...]`` back to ``[T, B, ...]``, ``[B, ...]`` or ``[...]``.
 
     Accepts one tensor or a tuple/list of them (returns the same kind); ``None`` passes through.

@@ -49,7 +49,9 @@ class CategoricalPgAgent(BaseAgent):
             action_size=discrete_action_size(self, env_spaces.action),
         )
 
-    def _forward(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def _forward(
+        self, observation: Any, prev_action: Any, prev_reward: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         prev_action = self.distribution.to_onehot(prev_action)
         inputs = buffer_to((observation, prev_action, prev_reward), device=self.device)
         return self.model(*inputs)

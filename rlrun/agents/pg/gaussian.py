@@ -46,7 +46,9 @@ class GaussianPgAgent(BaseAgent):
         inputs = buffer_to((observation, prev_action, prev_reward), device=self.device)
         return self.model(*inputs)
 
-    def __call__(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> tuple[DistInfoStd, torch.Tensor]:
+    def __call__(
+        self, observation: Any, prev_action: Any, prev_reward: torch.Tensor
+    ) -> tuple[DistInfoStd, torch.Tensor]:
         """``(DistInfoStd(mean, log_std) [T, B, A], value [T, B])`` on the CPU, with grad."""
         mu, log_std, value = self._forward(observation, prev_action, prev_reward)
         return buffer_to((DistInfoStd(mean=mu, log_std=log_std), value), device="cpu")

@@ -63,7 +63,7 @@ class AtariTrajInfo(TrajInfo):
         super().__init__(**kwargs)
         self.GameScore = 0.0
 
-    def step(self, observation, action, reward, done, agent_info, env_info) -> None:
+    def step(self, observation: Any, action: Any, reward: float, done: bool, agent_info: Any, env_info: Any) -> None:
         super().step(observation, action, reward, done, agent_info, env_info)
         self.GameScore += float(getattr(env_info, "game_score", 0.0))
 

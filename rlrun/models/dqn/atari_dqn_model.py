@@ -51,7 +51,12 @@ class AtariDqnModel(torch.nn.Module):
         else:
             self.head = MlpModel(conv_out_size, fc_sizes, output_size)
 
-    def forward(self, observation: torch.Tensor, prev_action=None, prev_reward=None) -> torch.Tensor:
+    def forward(
+        self,
+        observation: torch.Tensor,
+        prev_action: torch.Tensor | None = None,
+        prev_reward: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         lead_dim, T, B, image_shape = infer_leading_dims(observation, 3)
         # One new float tensor, scaled in place (copy=True leaves a float input untouched).
         image = observation.reshape(T * B, *image_shape).to(torch.float32, copy=True).mul_(1 / 255)

@@ -43,7 +43,12 @@ class DqnMlpModel(torch.nn.Module):
             self.trunk = torch.nn.Identity()
             self.head = MlpModel(input_size, hidden_sizes, output_size=action_size)
 
-    def forward(self, observation: torch.Tensor, prev_action=None, prev_reward=None) -> torch.Tensor:
+    def forward(
+        self,
+        observation: torch.Tensor,
+        prev_action: torch.Tensor | None = None,
+        prev_reward: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         lead_dim, T, B, _ = infer_leading_dims(observation, self._obs_ndim)
         x = observation.reshape(T * B, -1).to(torch.float32)
         q = self.head(self.trunk(x))

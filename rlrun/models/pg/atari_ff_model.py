@@ -45,7 +45,9 @@ class AtariFfModel(torch.nn.Module):
         self.pi = torch.nn.Linear(self.conv.output_size, output_size)
         self.value = torch.nn.Linear(self.conv.output_size, 1)
 
-    def forward(self, image: torch.Tensor, prev_action=None, prev_reward=None) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self, image: torch.Tensor, prev_action: torch.Tensor | None = None, prev_reward: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         lead_dim, T, B, image_shape = infer_leading_dims(image, 3)
         # One new float tensor, scaled in place: the sampler pays this every step, on cold memory.
         x = image.reshape(T * B, *image_shape).to(torch.float32, copy=True).mul_(1 / 255)

@@ -64,7 +64,10 @@ class CategoricalPgMlpModel(torch.nn.Module):
         _orthogonal_init(self.v, 1.0)
 
     def forward(
-        self, observation: torch.Tensor, prev_action=None, prev_reward=None
+        self,
+        observation: torch.Tensor,
+        prev_action: torch.Tensor | None = None,
+        prev_reward: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         lead_dim, T, B, _ = infer_leading_dims(observation, self._obs_ndim)
         x = observation.reshape(T * B, -1).to(torch.float32)

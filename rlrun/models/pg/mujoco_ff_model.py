@@ -50,7 +50,10 @@ class MujocoFfModel(torch.nn.Module):
         self.obs_rms = RunningMeanStdModel(observation_shape) if normalize_observation else None
 
     def forward(
-        self, observation: torch.Tensor, prev_action=None, prev_reward=None
+        self,
+        observation: torch.Tensor,
+        prev_action: torch.Tensor | None = None,
+        prev_reward: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         lead_dim, T, B, _ = infer_leading_dims(observation, self._obs_ndim)
         observation = observation.to(torch.float32)

@@ -34,7 +34,11 @@ class SerialSampler(BaseSampler):
     """
 
     def __init__(
-        self, *args: Any, CollectorCls: type[BaseCollector] = ResetCollector, eval_CollectorCls: type[BaseEvalCollector] = EvalCollector, **kwargs: Any
+        self,
+        *args: Any,
+        CollectorCls: type[BaseCollector] = ResetCollector,
+        eval_CollectorCls: type[BaseEvalCollector] = EvalCollector,
+        **kwargs: Any,
     ):
         super().__init__(*args, CollectorCls=CollectorCls, eval_CollectorCls=eval_CollectorCls, **kwargs)  # type: ignore[misc]
         self.envs: list = []
