@@ -265,3 +265,20 @@ def test_library_log_records_reach_the_runs_debug_log_and_warnings_the_console(i
     out = capsys.readouterr().out
     assert "a worker is slow" in out and "four workers started" not in out
     assert not any(type(h).__name__ == "RunLogHandler" for h in logging.getLogger("rlrun").handlers)
+
+
+def test_add_exp_param_tags_every_run_below_a_folder_and_keeps_values_unless_told(in_tmp):
+    from rlrun.utils.logging.context import add_exp_param, check_progress
+
+    for run_ID in (0, 1):
+        with logger_context(str(in_tmp / "grid" / "a"), run_ID, "n", log_params=dict(opt=dict(lr=1))):
+            logger.record_tabular("x", run_ID)
+            logger.dump_tabular()
+    changed = add_exp_param("label", "small-lr", exp_dir=str(in_tmp / "grid"))
+    assert len(changed) == 2
+    assert add_exp_param("label", "other", exp_dir=str(in_tmp / "grid")) == []  # kept without overwrite
+    add_exp_param("opt", dict(eps=0.5), exp_dir=str(in_tmp / "grid"), overwrite=True)
+    params = json.loads((in_tmp / "grid" / "a" / "run_1" / "params.json").read_text())
+    assert params["label"] == "small-lr" and params["opt"] == {"lr": 1, "eps": 0.5}
+    rows = check_progress(str(in_tmp / "grid"))
+    assert sorted(rows.values()) == [1, 1]

@@ -24,7 +24,7 @@ from rlrun.envs.validation import check_action
 from rlrun.spaces.int_box import IntBox
 from rlrun.utils.collections import namedtuple
 
-__all__ = ["AtariEnv", "AtariTrajInfo", "AtariEnvInfo", "ACTION_MEANING", "H", "W"]
+__all__ = ["AtariEnv", "AtariTrajInfo", "AtariEnvInfo", "ACTION_MEANING", "ACTION_INDEX", "H", "W"]
 
 H, W = FRAME_SHAPE  # the frame of a standard 210x160 screen
 
@@ -51,6 +51,7 @@ ACTION_MEANING = {
     16: "DOWNRIGHTFIRE",
     17: "DOWNLEFTFIRE",
 }
+ACTION_INDEX = {meaning: index for index, meaning in ACTION_MEANING.items()}  # "FIRE" -> 1
 _NOOP, _FIRE = 0, 1
 _f32 = np.float32
 _ZERO, _ONE, _MINUS_ONE = _f32(0.0), _f32(1.0), _f32(-1.0)

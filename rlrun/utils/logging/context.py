@@ -19,7 +19,15 @@ import torch
 
 from rlrun.utils.logging import logger
 
-__all__ = ["logger_context", "get_log_dir", "claim_run_dir", "LOG_DIR_NAME", "jsonable"]
+__all__ = [
+    "logger_context",
+    "get_log_dir",
+    "claim_run_dir",
+    "add_exp_param",
+    "check_progress",
+    "LOG_DIR_NAME",
+    "jsonable",
+]
 
 LOG_DIR_NAME = "data"
 
@@ -171,3 +179,51 @@ def _summary_writer_cls() -> type:
             "run `pip install rlrun[tensorboard]` (or `pip install tensorboard`), or pass use_summary_writer=False."
         ) from e
     return SummaryWriter
+
+
+def _run_files(exp_dir: str | None, name: str) -> Iterator[str]:
+    """Every ``name`` file under ``exp_dir`` (default: the current directory), in sorted order."""
+    for folder, dirs, files in os.walk(os.getcwd() if exp_dir is None else exp_dir):
+        dirs.sort()
+        if name in files:
+            yield os.path.join(folder, name)
+
+
+def add_exp_param(param_name: str, param_val: Any, exp_dir: str | None = None, overwrite: bool = False) -> list[str]:
+    """Write ``param_name = param_val`` into the ``params.json`` of every run under ``exp_dir``.
+
+    For tagging finished runs after the fact (e.g. a label that combines several settings, to group
+    curves by). A run that has the key keeps its value unless ``overwrite``; where both the old and
+    the new value are dicts, the new one is merged in. Returns the files changed.
+    """
+    changed = []
+    for path in _run_files(exp_dir, "params.json"):
+        with open(path, encoding="utf-8") as f:
+            params = json.load(f)
+        old = params.get(param_name)
+        if param_name in params and not overwrite:
+            logger.log(f"{path}: keeps {param_name}={old!r} (overwrite=False).")
+            continue
+        if isinstance(old, dict) and isinstance(param_val, dict):
+            params[param_name] = {**old, **jsonable(param_val)}
+        else:
+            params[param_name] = jsonable(param_val)
+        tmp = path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(params, f, indent=2)
+        os.replace(tmp, path)  # never a half-written params.json
+        changed.append(path)
+    return changed
+
+
+def check_progress(exp_dir: str | None = None) -> dict[str, int]:
+    """The number of logged rows in each ``progress.csv`` under ``exp_dir``, printed and returned.
+
+    A quick look at how far each run of a grid has come.
+    """
+    rows = {}
+    for path in _run_files(exp_dir, "progress.csv"):
+        with open(path, encoding="utf-8") as f:
+            rows[path] = max(0, sum(1 for _ in f) - 1)  # less the header
+        print(f"{rows[path]:6d}  {path}")
+    return rows
