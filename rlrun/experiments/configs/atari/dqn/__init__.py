@@ -1,0 +1,1 @@
+"""Ready-made settings for value-based agents on Atari."""

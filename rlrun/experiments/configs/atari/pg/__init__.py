@@ -1,0 +1,1 @@
+"""Ready-made settings for policy-gradient agents on Atari."""

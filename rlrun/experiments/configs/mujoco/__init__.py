@@ -1,0 +1,1 @@
+"""Ready-made settings for MuJoCo continuous control (rlpyt's ``experiments.configs.mujoco``)."""
