@@ -73,8 +73,8 @@ class RlpytStyleCollector(CpuResetCollector):
         return agent_inputs, traj_infos, completed
 
 
-class CountingSerialSampler(SerialSampler):
-    """rlpyt style: wrap ``initialize`` and ``obtain_samples`` around the parent's."""
+class Counting:
+    """rlpyt style: wrap ``initialize`` and ``obtain_samples`` around the parent sampler's."""
 
     def initialize(self, *args, **kwargs):
         examples = super().initialize(*args, **kwargs)
@@ -87,16 +87,12 @@ class CountingSerialSampler(SerialSampler):
         return samples, traj_infos
 
 
-class CountingCpuSampler(CpuSampler):
-    def initialize(self, *args, **kwargs):
-        examples = super().initialize(*args, **kwargs)
-        self.batches = []
-        return examples
+class CountingSerialSampler(Counting, SerialSampler):
+    pass
 
-    def obtain_samples(self, itr):
-        samples, traj_infos = super().obtain_samples(itr)
-        self.batches.append((itr, int(samples.env.done.sum())))
-        return samples, traj_infos
+
+class CountingCpuSampler(Counting, CpuSampler):
+    pass
 
 
 def _cpu_kwargs(SamplerCls):

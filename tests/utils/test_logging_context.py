@@ -17,14 +17,6 @@ from rlrun.utils.logging.context import claim_run_dir, get_log_dir, jsonable, lo
 HAS_TENSORBOARD = importlib.util.find_spec("tensorboard") is not None
 
 
-@pytest.fixture(autouse=True)
-def fresh_logger():
-    """Settings a test makes outside any context (e.g. the snapshot gap) end with the test."""
-    logger.push_state()
-    yield
-    logger.pop_state()
-
-
 @pytest.fixture
 def in_tmp(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

@@ -12,14 +12,6 @@ from rlrun.utils.logging import logger
 from rlrun.utils.logging.tabular import CsvOutput
 
 
-@pytest.fixture(autouse=True)
-def fresh_logger():
-    """Every test runs in its own logger state, so nothing leaks between tests."""
-    logger.push_state()
-    yield
-    logger.pop_state()
-
-
 def read_csv(path):
     with open(path, newline="") as f:
         return list(csv.reader(f))

@@ -13,13 +13,6 @@ from rlrun.utils.logging import logger
 pytestmark = pytest.mark.timeout(30)
 
 
-@pytest.fixture(autouse=True)
-def fresh_logger():
-    logger.push_state()
-    yield
-    logger.pop_state()
-
-
 def read_csv(path):
     with open(path, newline="") as f:
         return list(csv.reader(f))
