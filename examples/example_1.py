@@ -3,6 +3,10 @@
     python examples/example_1.py --game pong --run_ID 0 --cuda_idx 0
     python examples/example_1.py --n_steps 2000   # a smoke run on the CPU
 
+DQN's defaults, as in rlpyt: a replay of the last 1M steps, in a frame replay that stores each
+104x80 frame once (about 8.3 kB a step: 7.8 GiB when full, which takes 1M steps).
+``--replay_size`` lowers it for smaller machines.
+
 Evaluation: 10 eval envs share 5 whole episodes each time, within at most 10k steps.
 """
 
@@ -18,7 +22,9 @@ from rlrun.samplers.serial.sampler import SerialSampler
 from rlrun.utils.logging.context import logger_context
 
 
-def build_and_train(game="pong", run_ID=0, cuda_idx=None, n_steps=int(50e6), log_interval_steps=int(1e3)):
+def build_and_train(
+    game="pong", run_ID=0, cuda_idx=None, n_steps=int(50e6), log_interval_steps=int(1e3), replay_size=int(1e6)
+):
     sampler = SerialSampler(
         EnvCls=AtariEnv,
         TrajInfoCls=AtariTrajInfo,  # adds GameScore: the unclipped score
@@ -31,9 +37,7 @@ def build_and_train(game="pong", run_ID=0, cuda_idx=None, n_steps=int(50e6), log
         eval_max_steps=int(10e3),
         eval_max_trajectories=5,
     )
-    # rlpyt stored each Atari frame once in a frame replay of 1M steps; rlrun's uniform replay stores
-    # whole 4-frame observations (33 kB a step), so 100k steps (3.1 GiB) fit a workstation.
-    algo = DQN(min_steps_learn=int(1e3), replay_size=int(1e5))
+    algo = DQN(min_steps_learn=int(1e3), replay_size=replay_size)  # otherwise DQN's defaults
     agent = AtariDqnAgent()
     runner = MinibatchRlEval(
         algo=algo,
@@ -54,5 +58,6 @@ if __name__ == "__main__":
     parser.add_argument("--cuda_idx", help="gpu to use", type=int, default=None)
     parser.add_argument("--n_steps", help="env steps to train", type=int, default=int(50e6))
     parser.add_argument("--log_interval_steps", type=int, default=int(1e3))
+    parser.add_argument("--replay_size", type=int, default=int(1e6), help="steps kept in the replay")
     args = parser.parse_args()
-    build_and_train(args.game, args.run_ID, args.cuda_idx, args.n_steps, args.log_interval_steps)
+    build_and_train(args.game, args.run_ID, args.cuda_idx, args.n_steps, args.log_interval_steps, args.replay_size)

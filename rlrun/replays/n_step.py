@@ -1,7 +1,9 @@
 """Ring storage of ``[T, B]`` samples that keeps every step's n-step return up to date.
 
-Replay buffers compose this storage with a rule that picks indexes (uniform, later prioritized)
-and an extraction that turns indexes into a training batch (single transitions, later sequences).
+Replay buffers compose this storage with a rule that picks indexes (uniform or prioritized, see
+:mod:`rlrun.replays.sampling`) and an extraction that turns indexes into a training batch (single
+transitions, later sequences). :class:`rlrun.replays.frame.NStepFrameStorage` changes only how
+observations are kept.
 """
 
 from __future__ import annotations
@@ -33,9 +35,14 @@ class NStepReturnStorage:
     :func:`rlrun.utils.returns.discount_return_n_step_tl`). Without ``timeout`` every ``done`` ends the
     window and counts as terminal, as in rlpyt.
 
-    Rows that cannot be trained on yet (see :meth:`valid_rows`): the ``n_step_return`` rows before the
-    cursor, whose window or next observation is not written yet, and the cursor row itself once the
-    buffer wrapped, whose previous step (prev_action, prev_reward) was just overwritten.
+    Rows that cannot be trained on (see :meth:`valid_rows`): the ``off_backward = n_step_return``
+    rows before the cursor, whose window or next observation is not written yet, and from the cursor
+    on ``off_forward`` rows (1 here: the cursor row, whose previous step was just overwritten).
+
+    ``mid_batch_reset=False`` is for samplers that reset a done env only at the next batch
+    (wait-reset collectors): the steps after an env's first ``done`` in an appended batch are filler,
+    marked False in ``samples_valid`` and never trained on. Each append must then be one whole sampler
+    batch. With the default ``True`` every step is a real one and ``samples_valid`` is None.
     """
 
     def __init__(
@@ -46,6 +53,7 @@ class NStepReturnStorage:
         discount: float = 1,
         n_step_return: int = 1,
         share_memory: bool = False,
+        mid_batch_reset: bool = True,
     ) -> None:
         for field in ("observation", "action", "reward", "done"):
             if field not in getattr(example, "_fields", ()):
@@ -59,18 +67,22 @@ class NStepReturnStorage:
         self.T = math.ceil(size / B)
         self.B = B
         self.size = self.T * B
-        if self.T < n_step_return + 2:
-            raise ValueError(
-                f"A replay of size {size} over B={B} envs holds {self.T} steps per env, too few for "
-                f"{n_step_return}-step returns (needs at least {n_step_return + 2}); raise replay_size."
-            )
-        _check_memory(example, self.size)
         self.discount = discount
         self.n_step_return = n_step_return
+        self.off_backward = n_step_return
+        self.off_forward = self._off_forward(example)
+        self.mid_batch_reset = mid_batch_reset
+        min_T = n_step_return + self.off_forward + 1
+        if self.T < min_T:
+            raise ValueError(
+                f"A replay of size {size} over B={B} envs holds {self.T} steps per env, too few for "
+                f"{n_step_return}-step returns (needs at least {min_T}); raise replay_size."
+            )
         self.has_timeout = "timeout" in example._fields
+        _check_memory(self.bytes_per_step(example), self.size)
         self.t = 0
         self.full = False
-        self.samples = buffer_from_example(example, (self.T, B), share_memory)
+        self.samples = buffer_from_example(self._stored_example(example), (self.T, B), share_memory)
         if n_step_return == 1 and not self.has_timeout:
             # With one step and no time limits the return is the reward and done_n is done.
             self.samples_return_ = self.samples.reward
@@ -81,6 +93,36 @@ class NStepReturnStorage:
         if self.has_timeout:
             self.samples_timeout_n = buffer_from_example(np.bool_(False), (self.T, B), share_memory)
             self.samples_steps_n = buffer_from_example(np.int64(0), (self.T, B), share_memory)
+        self.samples_valid: np.ndarray | None = None
+        if not mid_batch_reset:
+            self.samples_valid = buffer_from_example(np.bool_(False), (self.T, B), share_memory)
+
+    # --- what is stored per step (subclasses that store observations differently override these) ---
+
+    def _off_forward(self, example: Any) -> int:
+        """Rows from the cursor on that are invalid once the ring wrapped."""
+        return 1
+
+    def _stored_example(self, example: Any) -> Any:
+        """The part of a step kept in ``samples``."""
+        return example
+
+    def bytes_per_step(self, example: Any) -> int:
+        """Bytes this storage allocates per stored step for rows like ``example``."""
+        n = sum(np.asarray(leaf).nbytes for leaf in _leaves(example))
+        if self.n_step_return > 1 or self.has_timeout:
+            n += np.asarray(example.reward).nbytes + 1  # samples_return_, samples_done_n
+        if self.has_timeout:
+            n += 1 + 8  # samples_timeout_n, samples_steps_n
+        if not self.mid_batch_reset:
+            n += 1  # samples_valid
+        return n
+
+    def _write(self, idxs: slice | np.ndarray, samples: Any) -> None:
+        """Write a numpy ``[T, B]`` batch at rows ``idxs`` (the cursor has not moved yet)."""
+        self.samples[idxs] = samples
+
+    # --- appending --------------------------------------------------------------------------------
 
     def append(self, samples: Any) -> tuple[int, slice | np.ndarray]:
         """Write a ``[T, B]`` batch at the cursor (wrapping around), update the n-step returns the new
@@ -92,14 +134,16 @@ class NStepReturnStorage:
         T, B = dims
         if B != self.B:
             raise ValueError(f"The replay was built for B={self.B} envs but the samples have B={B}.")
-        if T + self.n_step_return > self.T:
+        if T + self.n_step_return + self.off_forward - 1 > self.T:
             raise ValueError(
                 f"A batch of T={T} steps does not fit a replay of {self.T} steps per env with "
                 f"n_step_return={self.n_step_return}; raise replay_size."
             )
         t = self.t
         idxs = slice(t, t + T) if t + T <= self.T else np.arange(t, t + T) % self.T
-        self.samples[idxs] = samples
+        if self.samples_valid is not None:
+            self.samples_valid[idxs] = _until_first_done(np.asarray(samples.done, dtype=bool))
+        self._write(idxs, samples)
         self._update_returns(T)
         self.full = self.full or t + T >= self.T
         self.t = (t + T) % self.T
@@ -131,32 +175,51 @@ class NStepReturnStorage:
         self.samples_return_[dest] = return_
         self.samples_done_n[dest] = done_n
 
+    # --- what can be sampled ----------------------------------------------------------------------
+
     def valid_rows(self) -> tuple[int, int]:
-        """``(start, count)``: rows ``(start + i) % T`` for ``i < count`` can be trained on.
+        """``(start, count)``: rows ``(start + i) % T`` for ``i < count`` can be trained on (of envs whose
+        step there is not filler, see ``samples_valid``).
 
         Before the first wrap these are rows ``1 .. t - n - 1`` (row 0 has no previous step); after it,
-        every row but the ``n`` before the cursor and the cursor row.
+        every row but the ``off_backward`` before the cursor and the ``off_forward`` from it on.
         """
-        n = self.n_step_return
         if self.full:
-            return (self.t + 1) % self.T, self.T - n - 1
-        return 1, max(0, self.t - n - 1)
+            return (self.t + self.off_forward) % self.T, self.T - self.off_backward - self.off_forward
+        return 1, max(0, self.t - self.off_backward - 1)
+
+    def is_valid(self, T_idxs: np.ndarray, B_idxs: np.ndarray) -> np.ndarray:
+        """Bool array (broadcast shape of the indexes): may the step at ``[T_idxs, B_idxs]`` be sampled now."""
+        start, count = self.valid_rows()
+        valid = (np.asarray(T_idxs) - start) % self.T < count
+        if self.samples_valid is not None:
+            valid = valid & self.samples_valid[T_idxs, B_idxs]
+        return np.broadcast_to(valid, np.broadcast_shapes(np.shape(T_idxs), np.shape(B_idxs)))
 
     def extract_observation(self, T_idxs: np.ndarray, B_idxs: np.ndarray) -> np.ndarray:
         """Observations at ``[T_idxs, B_idxs]``; frame-based storages rebuild them from frames."""
         return self.samples.observation[T_idxs, B_idxs]
 
 
-def _check_memory(example: Any, size: int) -> None:
+def _until_first_done(done: np.ndarray) -> np.ndarray:
+    """``[T, B]`` bool: True up to and including each column's first ``done`` (the real steps of a
+    wait-reset batch), False after it (filler)."""
+    valid = np.ones(done.shape, dtype=bool)
+    valid[1:] = ~np.logical_or.accumulate(done[:-1], axis=0)
+    return valid
+
+
+def _check_memory(step_bytes: int, size: int) -> None:
     """Refuse a replay larger than this machine's memory, and warn above half of what is free: numpy
     reserves the arrays lazily, so an oversized replay would otherwise fail hours later, when full."""
-    step_bytes = sum(np.asarray(leaf).nbytes for leaf in _leaves(example)) + 16  # + return_, done_n, ...
     need = step_bytes * size
     memory = psutil.virtual_memory()
     gib = 2**30
     advice = (
-        "lower replay_size (full observations are stored per step; a frame-based replay that stores "
-        "each Atari frame once is not available in rlrun yet)."
+        "lower replay_size. For stacks of image frames ([k, H, W] uint8, e.g. Atari), a frame replay "
+        "(UniformReplayFrameBuffer, PrioritizedReplayFrameBuffer in rlrun.replays.non_sequence.frame; DQN's "
+        "default for such observations) stores each frame once: about 8.3 kB a step for Atari's 104x80 "
+        "frames instead of 33 kB for whole 4-frame stacks."
     )
     if need > memory.total:
         raise ValueError(
@@ -167,7 +230,7 @@ def _check_memory(example: Any, size: int) -> None:
         warnings.warn(
             f"The replay will use up to {need / gib:.1f} GiB as it fills ({memory.available / gib:.1f} GiB "
             f"free now); if the run is killed for memory, {advice}",
-            stacklevel=3,
+            stacklevel=4,
         )
 
 

@@ -369,8 +369,10 @@ class EvalCollector(BaseEvalCollector):
         reward = np.zeros(n, dtype=np.float32)
         obs_pyt, act_pyt, rew_pyt = torchify_buffer((observation, action, reward))
         active = quotas > 0
-        self.agent.reset()
+        # eval_mode first: a worker's agent is still in sample mode here, and a recurrent agent sets its
+        # sampling state aside only on entering eval mode; reset() before that would drop it.
         self.agent.eval_mode(itr)
+        self.agent.reset()
         stop_eval = getattr(self.sync, "stop_eval", None)  # set by a parallel sampler that shuts down
         done = np.zeros(n, dtype=bool)
         for t in range(self.max_T):

@@ -13,15 +13,17 @@ import importlib
 import inspect
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium
 import pytest
 
+from rlrun.agents.dqn.atari.atari_catdqn_agent import AtariCatDqnAgent
 from rlrun.agents.dqn.atari.atari_dqn_agent import AtariDqnAgent
 from rlrun.agents.pg.atari import AtariFfAgent
 from rlrun.agents.pg.mujoco import MujocoFfAgent
+from rlrun.algos.dqn.cat_dqn import CategoricalDQN
 from rlrun.algos.dqn.dqn import DQN
 from rlrun.algos.pg.a2c import A2C
 from rlrun.algos.pg.ppo import PPO
@@ -49,6 +51,12 @@ class Recipe:
     TrajInfoCls: type
     needs: str  # the module whose absence skips the training run
     names: tuple[str, ...]  # the config names the module holds
+    # Config names whose train script builds other classes: name -> (AlgoCls, AgentCls).
+    other_classes: dict[str, tuple[type, type]] = field(default_factory=dict)
+
+    def classes(self, name: str) -> tuple[type, type]:
+        """The algorithm and agent classes rlpyt's train script for config ``name`` builds."""
+        return self.other_classes.get(name, (self.AlgoCls, self.AgentCls))
 
 
 RECIPES = {
@@ -78,7 +86,10 @@ RECIPES = {
             "debug",
             "debug_vec_eps",
             "async_big",
+            "catdqn",
+            "ernbw",
         ),
+        other_classes={name: (CategoricalDQN, AtariCatDqnAgent) for name in ("catdqn", "ernbw")},
     ),
     "mujoco.pg.mujoco_a2c": Recipe(A2C, MujocoFfAgent, gym_make, CpuResetCollector, TrajInfo, "mujoco", ("a2c_1M",)),
     "mujoco.pg.mujoco_ppo": Recipe(
@@ -104,8 +115,8 @@ def configs_of(module: str) -> dict[str, dict[str, Any]]:
 
 
 def runner_cls(recipe: Recipe, config: dict[str, Any]) -> type:
-    """rlpyt ran DQN under the evaluating runner unless the config has no evaluation envs."""
-    evaluates = recipe.AlgoCls is DQN and config["sampler"].get("eval_n_envs", 0) > 0
+    """rlpyt ran DQN (and its variants) under the evaluating runner unless the config has no evaluation envs."""
+    evaluates = issubclass(recipe.AlgoCls, DQN) and config["sampler"].get("eval_n_envs", 0) > 0
     return MinibatchRlEval if evaluates else MinibatchRl
 
 
@@ -129,9 +140,21 @@ def accepted_keywords(obj: Callable[..., Any]) -> set[str] | None:
     return names
 
 
-def build(recipe: Recipe, config: dict[str, Any], seed: int | None = None) -> Any:
-    """The runner rlpyt's train scripts build from ``config``, with a SerialSampler (on a copy)."""
+def keyword_default(cls: type, name: str) -> Any:
+    """The default of keyword ``name`` of ``cls``, from the first ``__init__`` up its MRO that names it."""
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is not None and klass is not object:
+            params = inspect.signature(init).parameters
+            if name in params:
+                return params[name].default
+    raise KeyError(f"{cls.__qualname__} takes no keyword {name!r}")
+
+
+def build(recipe: Recipe, name: str, config: dict[str, Any], seed: int | None = None) -> Any:
+    """The runner rlpyt's train script builds from config ``name``, with a SerialSampler (on a copy)."""
     config = copy.deepcopy(config)
+    AlgoCls, AgentCls = recipe.classes(name)
     eval_kwargs = {}
     if "eval_env" in config:
         config["eval_env"]["game"] = config["env"]["game"]  # as rlpyt's DQN scripts do
@@ -144,8 +167,8 @@ def build(recipe: Recipe, config: dict[str, Any], seed: int | None = None) -> An
         **eval_kwargs,
         **config["sampler"],
     )
-    algo = recipe.AlgoCls(optim_kwargs=config["optim"], **config["algo"])
-    agent = recipe.AgentCls(model_kwargs=config["model"], **config["agent"])
+    algo = AlgoCls(optim_kwargs=config["optim"], **config["algo"])
+    agent = AgentCls(model_kwargs=config["model"], **config["agent"])
     return runner_cls(recipe, config)(
         algo=algo,
         agent=agent,
@@ -167,6 +190,8 @@ def shrink(config: dict[str, Any]) -> dict[str, Any]:
     sampler, algo, runner = small["sampler"], small["algo"], small["runner"]
     sampler["batch_B"] = 1
     sampler["batch_T"] = min(sampler["batch_T"], max(4, algo.get("minibatches", 1)))  # a step per minibatch
+    if "replay_size" in algo:  # the second iteration must find complete n-step windows in the replay
+        sampler["batch_T"] = max(sampler["batch_T"], algo.get("n_step_return", 1) + 1)
     sampler["max_decorrelation_steps"] = min(sampler["max_decorrelation_steps"], 20)
     if sampler.get("eval_n_envs", 0) > 0:
         sampler["eval_n_envs"] = 1
@@ -209,19 +234,19 @@ def test_every_keyword_is_taken_by_its_class(module, name):
     recipe = RECIPES[module]
     config = configs_of(module)[name]
     algo = config["algo"]
-    AgentCls = recipe.AgentCls
+    AlgoCls, AgentCls = recipe.classes(name)
     ModelCls = AgentCls().ModelCls
-    OptimCls = algo.get("OptimCls", inspect.signature(recipe.AlgoCls).parameters["OptimCls"].default)
+    OptimCls = algo.get("OptimCls", keyword_default(AlgoCls, "OptimCls"))
     targets: dict[str, list[Callable[..., Any]]] = {
         "env": [recipe.EnvCls],
         "sampler": [SerialSampler, CpuSampler, GpuSampler],
-        "algo": [recipe.AlgoCls],
+        "algo": [AlgoCls],
         "optim": [OptimCls],
         "agent": [AgentCls],
         "model": [ModelCls],
         "runner": [runner_cls(recipe, config)],
     }
-    if recipe.AlgoCls is DQN:
+    if issubclass(AlgoCls, DQN):
         targets["eval_env"] = [recipe.EnvCls]
     if recipe.EnvCls is gym_make:  # its other keywords go on to the env, past the signature
         assert config["env"]["id"] in gymnasium.registry, f"Gymnasium has no env {config['env']['id']!r}"
@@ -242,10 +267,10 @@ def test_config_builds_and_trains_two_iterations(module, name, tmp_path, monkeyp
     pytest.importorskip(recipe.needs, reason=SKIP_REASONS[recipe.needs])
     monkeypatch.chdir(tmp_path)  # MuJoCo may write MUJOCO_LOG.TXT into the working directory
     config = configs_of(module)[name]
-    build(recipe, config)  # at full size: the constructors check the real values (nothing starts yet)
+    build(recipe, name, config)  # at full size: the constructors check the real values (nothing starts yet)
 
     small = shrink(config)
-    runner = build(recipe, small, seed=0)
+    runner = build(recipe, name, small, seed=0)
     run_name = small["env"]["game"] if "game" in small["env"] else small["env"]["id"]
     with logger_context(str(tmp_path / "runs"), 0, run_name, small) as run_dir:
         runner.train()
@@ -254,6 +279,8 @@ def test_config_builds_and_trains_two_iterations(module, name, tmp_path, monkeyp
         rows = list(csv.DictReader(f))
     assert rows, "no diagnostics row was logged"
     assert float(rows[-1]["Diagnostics/CumSteps"]) == small["runner"]["n_steps"]
+    if "replay_size" in small["algo"]:  # the second iteration learns from the replay
+        assert float(rows[-1]["Diagnostics/CumUpdates"]) > 0
     with open(f"{run_dir}/params.json") as f:
         params = json.load(f)
     assert params["name"] == run_name and set(params["algo"]) == set(small["algo"])

@@ -43,7 +43,7 @@ class DqnAgent(BaseAgent):
     :meth:`make_env_to_model_kwargs`. Models get ``prev_action`` one-hot encoded.
     """
 
-    default_model_cls = DqnMlpModel
+    default_model_cls: type[torch.nn.Module] | None = DqnMlpModel  # subclasses name their own model
 
     def __init__(
         self,

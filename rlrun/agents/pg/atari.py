@@ -7,10 +7,11 @@ from typing import Any
 import torch
 
 from rlrun.agents.env_spaces import AtariMixin
-from rlrun.agents.pg.categorical import CategoricalPgAgent
+from rlrun.agents.pg.categorical import CategoricalPgAgent, RecurrentCategoricalPgAgent
 from rlrun.models.pg.atari_ff_model import AtariFfModel
+from rlrun.models.pg.atari_lstm_model import AtariLstmModel
 
-__all__ = ["AtariMixin", "AtariFfAgent"]
+__all__ = ["AtariMixin", "AtariFfAgent", "AtariLstmAgent", "AlternatingAtariLstmAgent"]
 
 
 class AtariFfAgent(AtariMixin, CategoricalPgAgent):
@@ -18,3 +19,20 @@ class AtariFfAgent(AtariMixin, CategoricalPgAgent):
 
     def __init__(self, ModelCls: type[torch.nn.Module] | None = AtariFfModel, **kwargs: Any) -> None:
         super().__init__(ModelCls=ModelCls, **kwargs)
+
+
+class AtariLstmAgent(AtariMixin, RecurrentCategoricalPgAgent):
+    """A recurrent categorical policy-gradient agent with :class:`AtariLstmModel` by default.
+
+    Train it with A2C or PPO and a wait-reset collector (see ``docs/agents.md``).
+    """
+
+    def __init__(self, ModelCls: type[torch.nn.Module] | None = AtariLstmModel, **kwargs: Any) -> None:
+        super().__init__(ModelCls=ModelCls, **kwargs)
+
+
+class AlternatingAtariLstmAgent(AtariLstmAgent):
+    """rlpyt's name for :class:`AtariLstmAgent` in an alternating sampler; the same agent in rlrun, whose
+    ``AlternatingSampler`` keeps one recurrent state per group of envs."""
+
+    alternating = True

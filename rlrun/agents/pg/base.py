@@ -1,11 +1,33 @@
-"""What policy-gradient agents record per step."""
+"""What policy-gradient agents record per step, and how recurrent ones store their state there."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import torch
+
+from rlrun.utils.buffer import buffer_func, buffer_method
 from rlrun.utils.collections import namedarraytuple
 
-__all__ = ["AgentInfo", "AgentInfoRnn"]
+__all__ = ["AgentInfo", "AgentInfoRnn", "rnn_state_to_storage", "rnn_state_from_storage"]
 
 # dist_info: the policy's distribution parameters at the step; value: the value estimate V(s_t).
 AgentInfo = namedarraytuple("AgentInfo", ["dist_info", "value"])
+# prev_rnn_state: the recurrent state the step started from, stored batch-first ([B, N, H]).
 AgentInfoRnn = namedarraytuple("AgentInfoRnn", ["dist_info", "value", "prev_rnn_state"])
+
+
+def rnn_state_to_storage(prev_rnn_state: Any, next_rnn_state: Any) -> Any:
+    """The state a step started from, as recurrent agents record it in ``agent_info.prev_rnn_state``.
+
+    ``prev_rnn_state`` is the model's ``[N, B, H]`` state (a tensor or a tuple of them), or None
+    after a reset, which stands for zeros shaped like ``next_rnn_state``. It is returned as a view
+    ``[B, N, H]``, so that the samples buffer ``[T, B, ...]`` holds one state per env and step.
+    """
+    state = prev_rnn_state if prev_rnn_state is not None else buffer_func(next_rnn_state, torch.zeros_like)
+    return buffer_method(state, "transpose", 0, 1)
+
+
+def rnn_state_from_storage(stored_rnn_state: Any) -> Any:
+    """A stored ``[B, N, H]`` state back in the model's layout ``[N, B, H]`` (contiguous)."""
+    return buffer_method(buffer_method(stored_rnn_state, "transpose", 0, 1), "contiguous")

@@ -1,4 +1,4 @@
-"""The policy-gradient agent for discrete actions."""
+"""Policy-gradient agents for discrete actions: feedforward and recurrent."""
 
 from __future__ import annotations
 
@@ -6,29 +6,24 @@ from typing import Any
 
 import torch
 
-from rlrun.agents.base import AgentStep, BaseAgent
+from rlrun.agents.base import AgentStep, BaseAgent, RecurrentAgentMixin
 from rlrun.agents.env_spaces import array_observation_shape, discrete_action_size
-from rlrun.agents.pg.base import AgentInfo
+from rlrun.agents.pg.base import AgentInfo, AgentInfoRnn, rnn_state_to_storage
 from rlrun.distributions.categorical import Categorical, DistInfo
 from rlrun.models.pg.mlp import CategoricalPgMlpModel
+from rlrun.models.pg.mlp_lstm_model import CategoricalPgLstmModel
 from rlrun.utils.buffer import buffer_to
 
-__all__ = ["CategoricalPgAgent"]
+__all__ = [
+    "CategoricalPgAgent",
+    "RecurrentCategoricalPgAgentBase",
+    "RecurrentCategoricalPgAgent",
+    "AlternatingRecurrentCategoricalPgAgent",
+]
 
 
-class CategoricalPgAgent(BaseAgent):
-    """Samples actions from a categorical policy; the model returns ``(pi, value)``.
-
-    The model gets ``prev_action`` one-hot encoded. Without ``ModelCls`` the agent builds a
-    :class:`CategoricalPgMlpModel` sized from the env (array observations, discrete actions);
-    ``model_kwargs`` such as ``hidden_sizes`` still apply. A user ``ModelCls`` receives only
-    ``model_kwargs``, unless a subclass overrides :meth:`make_env_to_model_kwargs`.
-
-    ``greedy_eval=True`` (not in rlpyt) takes the most probable action in eval mode instead of
-    sampling, the deterministic evaluation most benchmarks report; training always samples.
-    """
-
-    default_model_cls = CategoricalPgMlpModel
+class _CategoricalPolicy(BaseAgent):
+    """What the categorical agents share: the distribution, model sizes from the env, how actions are chosen."""
 
     def __init__(self, *args: Any, greedy_eval: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -49,32 +44,117 @@ class CategoricalPgAgent(BaseAgent):
             action_size=discrete_action_size(self, env_spaces.action),
         )
 
-    def _forward(
-        self, observation: Any, prev_action: Any, prev_reward: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        prev_action = self.distribution.to_onehot(prev_action)
-        inputs = buffer_to((observation, prev_action, prev_reward), device=self.device)
-        return self.model(*inputs)
+    def _model_inputs(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor, *more: Any) -> Any:
+        """The model's inputs on the agent's device, with ``prev_action`` one-hot encoded."""
+        return buffer_to((observation, self.distribution.to_onehot(prev_action), prev_reward, *more), self.device)
+
+    def _choose(self, pi: torch.Tensor) -> torch.Tensor:
+        """Sample from ``pi`` (from the env's own random stream where seeded); greedy in eval mode if asked."""
+        if self.greedy_eval and self._mode == "eval":
+            return torch.argmax(pi, dim=-1)
+        return self.distribution.sample(DistInfo(prob=pi), uniform=self.env_stream_uniform(pi.shape[:-1]))
+
+
+class CategoricalPgAgent(_CategoricalPolicy):
+    """Samples actions from a categorical policy; the model returns ``(pi, value)``.
+
+    The model gets ``prev_action`` one-hot encoded. Without ``ModelCls`` the agent builds a
+    :class:`CategoricalPgMlpModel` sized from the env (array observations, discrete actions);
+    ``model_kwargs`` such as ``hidden_sizes`` still apply. A user ``ModelCls`` receives only
+    ``model_kwargs``, unless a subclass overrides :meth:`make_env_to_model_kwargs`.
+
+    ``greedy_eval=True`` (not in rlpyt) takes the most probable action in eval mode instead of
+    sampling, the deterministic evaluation most benchmarks report; training always samples.
+    """
+
+    default_model_cls = CategoricalPgMlpModel
 
     def __call__(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> tuple[DistInfo, torch.Tensor]:
         """``(DistInfo(prob [T, B, A]), value [T, B])`` on the CPU, with grad."""
-        pi, value = self._forward(observation, prev_action, prev_reward)
+        pi, value = self.model(*self._model_inputs(observation, prev_action, prev_reward))
         return buffer_to((DistInfo(prob=pi), value), device="cpu")
 
     @torch.no_grad()
     def step(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> AgentStep:
-        pi, value = self._forward(observation, prev_action, prev_reward)
-        dist_info = DistInfo(prob=pi)
-        if self.greedy_eval and self._mode == "eval":
-            action = torch.argmax(pi, dim=-1)
-        else:
-            action = self.distribution.sample(dist_info, uniform=self.env_stream_uniform(pi.shape[:-1]))
-        agent_info = AgentInfo(dist_info=dist_info, value=value)
+        pi, value = self.model(*self._model_inputs(observation, prev_action, prev_reward))
+        action = self._choose(pi)
+        agent_info = AgentInfo(dist_info=DistInfo(prob=pi), value=value)
         action, agent_info = buffer_to((action, agent_info), device="cpu")
         return AgentStep(action=action, agent_info=agent_info)
 
     @torch.no_grad()
     def value(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> torch.Tensor:
         """V(s) ``[B]`` on the CPU without grad, e.g. the bootstrap value after a batch's last step."""
-        _pi, value = self._forward(observation, prev_action, prev_reward)
+        _pi, value = self.model(*self._model_inputs(observation, prev_action, prev_reward))
         return value.cpu()
+
+
+class RecurrentCategoricalPgAgentBase(_CategoricalPolicy):
+    """A categorical policy whose model also takes and returns a recurrent state.
+
+    The model is called ``model(observation, prev_action_onehot, prev_reward, rnn_state)`` and returns
+    ``(pi, value, next_rnn_state)``, states ``[N, B, H]`` (a tensor or a tuple of them, e.g.
+    :class:`RnnState <rlrun.models.pg.lstm.RnnState>`; None means zeros). :meth:`step` starts from
+    the state kept by :class:`RecurrentAgentMixin`, keeps the next one, and records the state it
+    started from in ``agent_info.prev_rnn_state`` (batch-first, ``[B, N, H]``), from which A2C and
+    PPO replay a batch. Without ``ModelCls`` the agent builds a :class:`CategoricalPgLstmModel` sized
+    from the env. ``greedy_eval`` as in :class:`CategoricalPgAgent`.
+    """
+
+    recurrent = True
+    default_model_cls = CategoricalPgLstmModel
+
+    @property
+    def prev_rnn_state(self) -> Any:
+        """The state the next step starts from: always None (zeros) here; :class:`RecurrentAgentMixin` keeps it."""
+        return None
+
+    def advance_rnn_state(self, new_rnn_state: Any) -> None:
+        """Keep the state a step produced: nothing here; :class:`RecurrentAgentMixin` keeps it."""
+
+    def __call__(
+        self, observation: Any, prev_action: Any, prev_reward: torch.Tensor, init_rnn_state: Any = None
+    ) -> tuple[DistInfo, torch.Tensor, Any]:
+        """The forward pass over a ``[T, B]`` batch from ``init_rnn_state`` (``[N, B, H]``; None for zeros),
+        with grad: ``(DistInfo(prob [T, B, A]), value [T, B])`` on the CPU and the state after the last
+        step, left on the agent's device."""
+        pi, value, next_rnn_state = self.model(
+            *self._model_inputs(observation, prev_action, prev_reward, init_rnn_state)
+        )
+        dist_info, value = buffer_to((DistInfo(prob=pi), value), device="cpu")
+        return dist_info, value, next_rnn_state
+
+    @torch.no_grad()
+    def step(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> AgentStep:
+        prev_rnn_state = self.prev_rnn_state
+        pi, value, next_rnn_state = self.model(
+            *self._model_inputs(observation, prev_action, prev_reward, prev_rnn_state)
+        )
+        action = self._choose(pi)
+        agent_info = AgentInfoRnn(
+            dist_info=DistInfo(prob=pi),
+            value=value,
+            prev_rnn_state=rnn_state_to_storage(prev_rnn_state, next_rnn_state),
+        )
+        action, agent_info = buffer_to((action, agent_info), device="cpu")
+        self.advance_rnn_state(next_rnn_state)
+        return AgentStep(action=action, agent_info=agent_info)
+
+    @torch.no_grad()
+    def value(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> torch.Tensor:
+        """V(s) ``[B]`` on the CPU from the kept state, which it does not advance (the bootstrap value)."""
+        prev_rnn_state = self.prev_rnn_state
+        _pi, value, _state = self.model(*self._model_inputs(observation, prev_action, prev_reward, prev_rnn_state))
+        return value.cpu()
+
+
+class RecurrentCategoricalPgAgent(RecurrentAgentMixin, RecurrentCategoricalPgAgentBase):
+    """:class:`RecurrentCategoricalPgAgentBase` keeping its state between steps (see :class:`RecurrentAgentMixin`)."""
+
+
+class AlternatingRecurrentCategoricalPgAgent(RecurrentCategoricalPgAgent):
+    """rlpyt's name for the agent to use with an alternating sampler; in rlrun the same as
+    :class:`RecurrentCategoricalPgAgent`, which every sampler can serve: ``AlternatingSampler`` keeps
+    one recurrent state per group of envs and swaps it in before stepping that group."""
+
+    alternating = True

@@ -1,4 +1,4 @@
-"""The policy-gradient agent for continuous actions."""
+"""Policy-gradient agents for continuous actions: feedforward and recurrent."""
 
 from __future__ import annotations
 
@@ -6,26 +6,24 @@ from typing import Any
 
 import torch
 
-from rlrun.agents.base import AgentStep, BaseAgent
+from rlrun.agents.base import AgentStep, BaseAgent, RecurrentAgentMixin
 from rlrun.agents.env_spaces import array_observation_shape, continuous_action_size
-from rlrun.agents.pg.base import AgentInfo
+from rlrun.agents.pg.base import AgentInfo, AgentInfoRnn, rnn_state_to_storage
 from rlrun.distributions.gaussian import DistInfoStd, Gaussian
 from rlrun.models.pg.mujoco_ff_model import MujocoFfModel
+from rlrun.models.pg.mujoco_lstm_model import MujocoLstmModel
 from rlrun.utils.buffer import buffer_to
 
-__all__ = ["GaussianPgAgent"]
+__all__ = [
+    "GaussianPgAgent",
+    "RecurrentGaussianPgAgentBase",
+    "RecurrentGaussianPgAgent",
+    "AlternatingRecurrentGaussianPgAgent",
+]
 
 
-class GaussianPgAgent(BaseAgent):
-    """Samples actions from a diagonal Gaussian policy; the model returns ``(mu, log_std, value)``.
-
-    Actions are not clipped to the action space's bounds (Gymnasium's continuous envs clip them).
-    Without ``ModelCls`` the agent builds a :class:`MujocoFfModel` sized from the env; a user
-    ``ModelCls`` receives only ``model_kwargs``, unless a subclass overrides
-    :meth:`make_env_to_model_kwargs`.
-    """
-
-    default_model_cls = MujocoFfModel
+class _GaussianPolicy(BaseAgent):
+    """What the Gaussian agents share: the distribution, model sizes from the env, how actions are drawn."""
 
     def initialize(
         self, env_spaces: Any, share_memory: bool = False, global_B: int = 1, env_ranks: list[int] | None = None
@@ -42,22 +40,37 @@ class GaussianPgAgent(BaseAgent):
             action_size=continuous_action_size(self, env_spaces.action),
         )
 
-    def _forward(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor):
-        inputs = buffer_to((observation, prev_action, prev_reward), device=self.device)
-        return self.model(*inputs)
+    def _model_inputs(self, *inputs: Any) -> Any:
+        return buffer_to(inputs, device=self.device)
+
+    def _choose(self, dist_info: DistInfoStd) -> torch.Tensor:
+        """Sample an action (from the env's own random stream where seeded)."""
+        return self.distribution.sample(dist_info, uniform=self.env_stream_uniform(dist_info.mean.shape[:-1]))
+
+
+class GaussianPgAgent(_GaussianPolicy):
+    """Samples actions from a diagonal Gaussian policy; the model returns ``(mu, log_std, value)``.
+
+    Actions are not clipped to the action space's bounds (Gymnasium's continuous envs clip them).
+    Without ``ModelCls`` the agent builds a :class:`MujocoFfModel` sized from the env; a user
+    ``ModelCls`` receives only ``model_kwargs``, unless a subclass overrides
+    :meth:`make_env_to_model_kwargs`.
+    """
+
+    default_model_cls = MujocoFfModel
 
     def __call__(
         self, observation: Any, prev_action: Any, prev_reward: torch.Tensor
     ) -> tuple[DistInfoStd, torch.Tensor]:
         """``(DistInfoStd(mean, log_std) [T, B, A], value [T, B])`` on the CPU, with grad."""
-        mu, log_std, value = self._forward(observation, prev_action, prev_reward)
+        mu, log_std, value = self.model(*self._model_inputs(observation, prev_action, prev_reward))
         return buffer_to((DistInfoStd(mean=mu, log_std=log_std), value), device="cpu")
 
     @torch.no_grad()
     def step(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> AgentStep:
-        mu, log_std, value = self._forward(observation, prev_action, prev_reward)
+        mu, log_std, value = self.model(*self._model_inputs(observation, prev_action, prev_reward))
         dist_info = DistInfoStd(mean=mu, log_std=log_std)
-        action = self.distribution.sample(dist_info, uniform=self.env_stream_uniform(mu.shape[:-1]))
+        action = self._choose(dist_info)
         agent_info = AgentInfo(dist_info=dist_info, value=value)
         action, agent_info = buffer_to((action, agent_info), device="cpu")
         return AgentStep(action=action, agent_info=agent_info)
@@ -65,5 +78,72 @@ class GaussianPgAgent(BaseAgent):
     @torch.no_grad()
     def value(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> torch.Tensor:
         """V(s) ``[B]`` on the CPU without grad, e.g. the bootstrap value after a batch's last step."""
-        _mu, _log_std, value = self._forward(observation, prev_action, prev_reward)
+        _mu, _log_std, value = self.model(*self._model_inputs(observation, prev_action, prev_reward))
         return value.cpu()
+
+
+class RecurrentGaussianPgAgentBase(_GaussianPolicy):
+    """A diagonal Gaussian policy whose model also takes and returns a recurrent state.
+
+    The model is called ``model(observation, prev_action, prev_reward, rnn_state)`` and returns
+    ``(mu, log_std, value, next_rnn_state)``, states ``[N, B, H]`` (None means zeros). State handling
+    as in :class:`RecurrentCategoricalPgAgentBase
+    <rlrun.agents.pg.categorical.RecurrentCategoricalPgAgentBase>`: ``agent_info.prev_rnn_state``
+    records the state each step started from, batch-first. Without ``ModelCls`` the agent builds a
+    :class:`MujocoLstmModel` sized from the env.
+    """
+
+    recurrent = True
+    default_model_cls = MujocoLstmModel
+
+    @property
+    def prev_rnn_state(self) -> Any:
+        """The state the next step starts from: always None (zeros) here; :class:`RecurrentAgentMixin` keeps it."""
+        return None
+
+    def advance_rnn_state(self, new_rnn_state: Any) -> None:
+        """Keep the state a step produced: nothing here; :class:`RecurrentAgentMixin` keeps it."""
+
+    def __call__(
+        self, observation: Any, prev_action: Any, prev_reward: torch.Tensor, init_rnn_state: Any = None
+    ) -> tuple[DistInfoStd, torch.Tensor, Any]:
+        """The forward pass over a ``[T, B]`` batch from ``init_rnn_state`` (``[N, B, H]``; None for zeros),
+        with grad: ``(DistInfoStd(mean, log_std) [T, B, A], value [T, B])`` on the CPU and the state
+        after the last step, left on the agent's device."""
+        inputs = self._model_inputs(observation, prev_action, prev_reward, init_rnn_state)
+        mu, log_std, value, next_rnn_state = self.model(*inputs)
+        dist_info, value = buffer_to((DistInfoStd(mean=mu, log_std=log_std), value), device="cpu")
+        return dist_info, value, next_rnn_state
+
+    @torch.no_grad()
+    def step(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> AgentStep:
+        prev_rnn_state = self.prev_rnn_state
+        inputs = self._model_inputs(observation, prev_action, prev_reward, prev_rnn_state)
+        mu, log_std, value, next_rnn_state = self.model(*inputs)
+        dist_info = DistInfoStd(mean=mu, log_std=log_std)
+        action = self._choose(dist_info)
+        agent_info = AgentInfoRnn(
+            dist_info=dist_info, value=value, prev_rnn_state=rnn_state_to_storage(prev_rnn_state, next_rnn_state)
+        )
+        action, agent_info = buffer_to((action, agent_info), device="cpu")
+        self.advance_rnn_state(next_rnn_state)
+        return AgentStep(action=action, agent_info=agent_info)
+
+    @torch.no_grad()
+    def value(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> torch.Tensor:
+        """V(s) ``[B]`` on the CPU from the kept state, which it does not advance (the bootstrap value)."""
+        inputs = self._model_inputs(observation, prev_action, prev_reward, self.prev_rnn_state)
+        _mu, _log_std, value, _state = self.model(*inputs)
+        return value.cpu()
+
+
+class RecurrentGaussianPgAgent(RecurrentAgentMixin, RecurrentGaussianPgAgentBase):
+    """:class:`RecurrentGaussianPgAgentBase` keeping its state between steps (see :class:`RecurrentAgentMixin`)."""
+
+
+class AlternatingRecurrentGaussianPgAgent(RecurrentGaussianPgAgent):
+    """rlpyt's name for the agent to use with an alternating sampler; in rlrun the same as
+    :class:`RecurrentGaussianPgAgent`, which every sampler can serve: ``AlternatingSampler`` keeps
+    one recurrent state per group of envs and swaps it in before stepping that group."""
+
+    alternating = True

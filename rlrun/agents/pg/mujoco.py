@@ -8,11 +8,12 @@ import torch
 
 from rlrun.agents.base import BaseAgent
 from rlrun.agents.env_spaces import array_observation_shape, continuous_action_size
-from rlrun.agents.pg.gaussian import GaussianPgAgent
+from rlrun.agents.pg.gaussian import GaussianPgAgent, RecurrentGaussianPgAgent
 from rlrun.models.pg.mujoco_ff_model import MujocoFfModel
+from rlrun.models.pg.mujoco_lstm_model import MujocoLstmModel
 from rlrun.utils.buffer import buffer_to
 
-__all__ = ["MujocoMixin", "MujocoFfAgent"]
+__all__ = ["MujocoMixin", "MujocoFfAgent", "MujocoLstmAgent", "AlternatingMujocoLstmAgent"]
 
 
 class MujocoMixin(BaseAgent):
@@ -35,3 +36,20 @@ class MujocoFfAgent(MujocoMixin, GaussianPgAgent):
 
     def __init__(self, ModelCls: type[torch.nn.Module] | None = MujocoFfModel, **kwargs: Any) -> None:
         super().__init__(ModelCls=ModelCls, **kwargs)
+
+
+class MujocoLstmAgent(MujocoMixin, RecurrentGaussianPgAgent):
+    """A recurrent Gaussian policy-gradient agent with :class:`MujocoLstmModel` by default.
+
+    Train it with A2C or PPO and a wait-reset collector (see ``docs/agents.md``).
+    """
+
+    def __init__(self, ModelCls: type[torch.nn.Module] | None = MujocoLstmModel, **kwargs: Any) -> None:
+        super().__init__(ModelCls=ModelCls, **kwargs)
+
+
+class AlternatingMujocoLstmAgent(MujocoLstmAgent):
+    """rlpyt's name for :class:`MujocoLstmAgent` in an alternating sampler; the same agent in rlrun, whose
+    ``AlternatingSampler`` keeps one recurrent state per group of envs."""
+
+    alternating = True

@@ -1,14 +1,19 @@
-"""Deep Q-learning from a replay buffer (Mnih et al. 2015), with double DQN and n-step returns."""
+"""Deep Q-learning from a replay buffer (Mnih et al. 2015), with double DQN, n-step returns and
+prioritized replay."""
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch
 
 from rlrun.algos.base import RlAlgorithm
+from rlrun.replays.non_sequence.frame import PrioritizedReplayFrameBuffer, UniformReplayFrameBuffer
+from rlrun.replays.non_sequence.prioritized import PrioritizedReplayBuffer
 from rlrun.replays.non_sequence.uniform import UniformReplayBuffer
 from rlrun.utils.collections import namedarraytuple, namedtuple
 from rlrun.utils.tensor import select_at_indexes
@@ -23,7 +28,7 @@ SamplesToBufferTl = namedarraytuple("SamplesToBufferTl", SamplesToBuffer._fields
 
 
 class DQN(RlAlgorithm):
-    """Q-learning on transitions drawn uniformly from a replay of the last ``replay_size`` steps.
+    """Q-learning on transitions drawn from a replay of the last ``replay_size`` steps.
 
     Per sampler iteration, :meth:`optimize_agent` appends the batch to the replay, then (from
     ``min_steps_learn`` sampled steps on) takes ``updates_per_optimize = max(1, round(replay_ratio
@@ -39,12 +44,20 @@ class DQN(RlAlgorithm):
     is not terminal; the target bootstraps from the cut episode's last observation, as an estimate
     of the unseen next one (see :class:`rlrun.replays.non_sequence.n_step.NStepReturnBuffer`).
 
-    ``ReplayBufferCls`` replaces the uniform replay (it is built with the same keywords).
+    Replay: observations that stack image frames (uint8 ``[k, H, W]``, e.g. Atari) go to a frame replay
+    that stores each frame once (:mod:`rlrun.replays.non_sequence.frame`), others to one that stores
+    whole observations. ``prioritized_replay=True`` draws transitions in proportion to ``priority **
+    pri_alpha``, priorities being ``|TD error|`` after each update (new steps get the largest so far,
+    ``default_priority`` at first, which defaults to ``delta_clip``, or 1 without it); each sample's
+    loss is then weighted by its importance-sampling weight, whose exponent beta anneals linearly from
+    ``pri_beta_init`` at ``min_steps_learn`` to ``pri_beta_final`` at ``pri_beta_steps`` sampled steps.
+    ``ReplayBufferCls`` replaces the choice (built with the same keywords, plus ``alpha``, ``beta``,
+    ``default_priority`` when prioritized, and ``mid_batch_reset=False`` under wait-reset samplers).
 
-    Kept only so rlpyt scripts run, and marked so in the signature: ``prioritized_replay`` (True
-    raises: prioritized replay is not available yet) with ``pri_alpha``, ``pri_beta_*`` and
-    ``default_priority``, which change nothing; ``updates_per_sync``, read by asynchronous runners
-    only.
+    Samplers that reset envs only between batches (wait-reset collectors) work too: the replay marks
+    the filler steps after an env's done and never draws them.
+
+    Kept only so rlpyt scripts run: ``updates_per_sync``, read by asynchronous runners only.
     """
 
     opt_info_fields = OptInfo._fields
@@ -68,8 +81,6 @@ class DQN(RlAlgorithm):
         eps_steps: int = int(1e6),
         double_dqn: bool = False,
         ReplayBufferCls: type | None = None,
-        # rlpyt compatibility: prioritized replay is not available yet (True raises); the pri_* values
-        # and default_priority are stored and change nothing.
         prioritized_replay: bool = False,
         pri_alpha: float = 0.6,
         pri_beta_init: float = 0.4,
@@ -79,11 +90,6 @@ class DQN(RlAlgorithm):
         # rlpyt compatibility: read by asynchronous runners only; changes nothing under MinibatchRl.
         updates_per_sync: int = 1,
     ) -> None:
-        if prioritized_replay:
-            raise ValueError(
-                "prioritized_replay=True needs PrioritizedReplayBuffer, not yet available in rlrun; use "
-                "prioritized_replay=False (uniform replay)."
-            )
         if not 0 <= discount <= 1:
             raise ValueError(f"discount must be in [0, 1], got {discount}.")
         if batch_size < 1 or n_step_return < 1 or target_update_interval < 1:
@@ -96,7 +102,7 @@ class DQN(RlAlgorithm):
         if delta_clip is not None and delta_clip <= 0:
             raise ValueError(f"delta_clip must be positive, or None for the squared loss; got {delta_clip}.")
         self.discount = discount
-        self.batch_size = batch_size
+        self.batch_size: int = batch_size  # always set, unlike RlAlgorithm's
         self.min_steps_learn = min_steps_learn
         self.delta_clip = delta_clip
         self.replay_size = replay_size
@@ -117,7 +123,9 @@ class DQN(RlAlgorithm):
         self.pri_beta_init = pri_beta_init
         self.pri_beta_final = pri_beta_final
         self.pri_beta_steps = pri_beta_steps
-        self.default_priority = delta_clip if default_priority is None else default_priority
+        if default_priority is None:  # rlpyt's default: the largest clipped |TD error|
+            default_priority = 1.0 if delta_clip is None else delta_clip
+        self.default_priority = default_priority
         self.ReplayBufferCls = ReplayBufferCls
         self.updates_per_sync = updates_per_sync
         self.update_counter = 0
@@ -135,12 +143,6 @@ class DQN(RlAlgorithm):
         """Set the agent's epsilon schedule, build the replay from ``examples`` and the optimiser."""
         if getattr(agent, "recurrent", False):
             raise TypeError("DQN trains feedforward agents; recurrent agents need R2D1.")
-        if not mid_batch_reset:
-            raise ValueError(
-                "DQN needs a sampler that resets envs as soon as an episode ends (mid_batch_reset=True, "
-                "e.g. CpuResetCollector, the default); with wait-reset collectors the replay would hold the "
-                "filler steps after episode ends."
-            )
         if examples is None:
             raise ValueError("DQN.initialize needs examples (from sampler.initialize) to build the replay buffer.")
         self.agent = agent
@@ -161,6 +163,7 @@ class DQN(RlAlgorithm):
         # Annealing starts at min_itr_learn, so an earlier end means a step down at min_itr_learn.
         eps_itr_max = max(1, self.min_itr_learn, int(self.eps_steps // self.sampler_bs))
         agent.set_epsilon_itr_min_max(self.min_itr_learn, eps_itr_max)
+        self.pri_beta_itr = max(1, int(self.pri_beta_steps // self.sampler_bs))
         self.initialize_replay_buffer(examples, batch_spec)
         self.optim_initialize(rank)
 
@@ -171,16 +174,39 @@ class DQN(RlAlgorithm):
             self.optimizer.load_state_dict(self.initial_optim_state_dict)
 
     def initialize_replay_buffer(self, examples: Any, batch_spec: Any) -> None:
-        """A replay whose rows look like :meth:`examples_to_buffer` of the sampler's examples."""
+        """A replay whose rows look like :meth:`examples_to_buffer` of the sampler's examples: a frame
+        replay for stacked image frames, prioritized with ``prioritized_replay``, or ``ReplayBufferCls``."""
         example = self.examples_to_buffer(examples)
-        ReplayCls = UniformReplayBuffer if self.ReplayBufferCls is None else self.ReplayBufferCls
-        self.replay_buffer = ReplayCls(
+        replay_kwargs: dict[str, Any] = dict(
             example=example,
-            size=self.replay_size,
+            size=int(self.replay_size),
             B=batch_spec.B,
             discount=self.discount,
             n_step_return=self.n_step_return,
         )
+        if self.prioritized_replay:
+            replay_kwargs.update(alpha=self.pri_alpha, beta=self.pri_beta_init, default_priority=self.default_priority)
+        if not getattr(self, "mid_batch_reset", True):
+            replay_kwargs.update(mid_batch_reset=False)
+        ReplayCls = self.ReplayBufferCls
+        if (
+            ReplayCls is not None
+            and "mid_batch_reset" in replay_kwargs
+            and not _takes_keyword(ReplayCls, "mid_batch_reset")
+        ):
+            raise TypeError(
+                f"ReplayBufferCls={ReplayCls.__name__} takes no mid_batch_reset keyword, which DQN passes under a "
+                "wait-reset sampler (mid_batch_reset=False) so that the filler steps after an env's done are never "
+                "trained on. Accept it (rlrun's replays do), or use a sampler that resets mid-batch."
+            )
+        if ReplayCls is None:
+            frames = is_frame_stack(getattr(example, "observation", None))
+            if self.prioritized_replay:
+                ReplayCls = PrioritizedReplayFrameBuffer if frames else PrioritizedReplayBuffer
+            else:
+                ReplayCls = UniformReplayFrameBuffer if frames else UniformReplayBuffer
+        _log.info("DQN replay: %s of %d steps.", ReplayCls.__name__, replay_kwargs["size"])
+        self.replay_buffer = ReplayCls(**replay_kwargs)
 
     def optimize_agent(self, itr: int, samples: Any = None, sampler_itr: int | None = None) -> Any:
         """Append ``samples`` to the replay, then take ``updates_per_optimize`` gradient steps (none
@@ -201,6 +227,8 @@ class DQN(RlAlgorithm):
             loss.backward()
             grad_norm = torch.nn.utils.clip_grad_norm_(self.agent.parameters(), self.clip_grad_norm)
             self.optimizer.step()
+            if self.prioritized_replay:
+                self.replay_buffer.update_batch_priorities(td_abs_errors)
             self.update_counter += 1
             if self.update_counter % self.target_update_interval == 0:
                 self.agent.update_target(self.target_update_tau)
@@ -211,7 +239,8 @@ class DQN(RlAlgorithm):
         return opt_info
 
     def loss(self, samples: Any) -> tuple[torch.Tensor, torch.Tensor]:
-        """Mean Huber (or squared) TD error over a replay batch ``[batch_B]``, and ``|TD error|`` per
+        """Mean Huber (or squared) TD error over a replay batch ``[batch_B]``, each sample's term weighted
+        by ``samples.is_weights`` when the batch has them (prioritized replay), and ``|TD error|`` per
         sample (clipped at ``delta_clip``) for logging and priorities."""
         qs = self.agent(*samples.agent_inputs)
         q = select_at_indexes(samples.action, qs)
@@ -232,14 +261,23 @@ class DQN(RlAlgorithm):
             losses = torch.where(
                 abs_delta <= self.delta_clip, losses, self.delta_clip * (abs_delta - self.delta_clip / 2)
             )
+        if "is_weights" in samples._fields:
+            losses = losses * samples.is_weights
         td_abs_errors = abs_delta.detach()
         if self.delta_clip is not None:
             td_abs_errors = td_abs_errors.clamp(max=self.delta_clip)
         return losses.mean(), td_abs_errors
 
     def update_itr_hyperparams(self, itr: int) -> None:
-        """Called once per iteration before the updates, for settings that follow the iteration (rlpyt
-        annealed prioritized replay's beta here). Uniform replay has none: a hook for subclasses."""
+        """Called once per iteration before the updates, for settings that follow the iteration: with
+        prioritized replay, beta moves linearly from ``pri_beta_init`` at ``min_itr_learn`` to
+        ``pri_beta_final`` at the itr of ``pri_beta_steps`` sampled steps, and stays there."""
+        if not self.prioritized_replay:
+            return
+        span = self.pri_beta_itr - self.min_itr_learn
+        progress = 1.0 if span <= 0 else min(1.0, max(0.0, (itr - self.min_itr_learn) / span))
+        beta = self.pri_beta_init + progress * (self.pri_beta_final - self.pri_beta_init)
+        self.replay_buffer.set_beta(beta)
 
     def examples_to_buffer(self, examples: Any) -> Any:
         """One replay row built from the sampler's examples; the replay is allocated from it. Override it
@@ -269,3 +307,20 @@ class DQN(RlAlgorithm):
         if timeout is None:
             return SamplesToBuffer(observation, action, reward, done)
         return SamplesToBufferTl(observation, action, reward, done, timeout)
+
+
+def _takes_keyword(cls: Any, name: str) -> bool:
+    try:
+        parameters = inspect.signature(cls).parameters.values()
+    except (TypeError, ValueError):
+        return True  # cannot tell: let the call decide
+    return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+
+
+def is_frame_stack(observation: Any) -> bool:
+    """True for an observation example that stacks image frames: uint8 ``[k, H, W]`` (Atari's)."""
+    return (
+        isinstance(observation, np.ndarray | torch.Tensor)
+        and observation.dtype in (np.uint8, torch.uint8)
+        and observation.ndim == 3
+    )

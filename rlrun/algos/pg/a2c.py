@@ -6,6 +6,7 @@ from typing import Any
 
 import torch
 
+from rlrun.agents.pg.base import rnn_state_from_storage
 from rlrun.algos.pg.base import LossTerms, OptInfo, PolicyGradientAlgo, scalar
 from rlrun.utils.tensor import valid_mean
 
@@ -18,6 +19,8 @@ class A2C(PolicyGradientAlgo):
     ``pi_loss = -mean(log pi(a_t|s_t) * A_t)`` with GAE advantages, ``value_loss =
     value_loss_coeff * mean(0.5 * (V(s_t) - R_t)^2)``; gradients clipped to ``clip_grad_norm``.
     ``linear_lr_schedule`` (not in rlpyt's A2C) decays the learning rate linearly to zero over the run.
+    A recurrent agent runs over the batch's ``T`` steps from the state stored at ``t=0``; steps after an
+    env's done are masked out (such agents need a wait-reset collector).
     """
 
     def __init__(
@@ -73,7 +76,11 @@ class A2C(PolicyGradientAlgo):
         rlpyt's ``(loss, entropy, perplexity)``; ``pi_loss`` and ``value_loss`` are attributes."""
         agent_inputs = self.agent_inputs(samples)
         return_, advantage, valid = self.process_returns(samples)
-        dist_info, value = self.agent(*agent_inputs)
+        if getattr(self.agent, "recurrent", False):  # the whole [T, B] batch, from the sampling start state
+            init_rnn_state = rnn_state_from_storage(self.initial_rnn_state(samples))
+            dist_info, value, _next_rnn_state = self.agent(*agent_inputs, init_rnn_state)
+        else:
+            dist_info, value = self.agent(*agent_inputs)
         dist = self.agent.distribution
 
         log_prob = dist.log_likelihood(samples.agent.action, dist_info)

@@ -13,7 +13,7 @@ from rlrun.algos.utils import generalized_advantage_estimation, generalized_adva
 from rlrun.utils.buffer import buffer_to
 from rlrun.utils.collections import namedtuple
 
-__all__ = ["PolicyGradientAlgo", "OptInfo", "LossTerms"]
+__all__ = ["PolicyGradientAlgo", "OptInfo", "LossTerms", "check_recurrent_setup"]
 
 # rlpyt's convention: opt_info fields are lowerCamelCase.
 OptInfo = namedtuple("OptInfo", ["loss", "gradNorm", "entropy", "perplexity", "piLoss", "valueLoss"])
@@ -44,6 +44,28 @@ class LossTerms(tuple):
         raise AttributeError(f"LossTerms has no part {name!r}")
 
 
+_MISSING_RNN_STATE = (
+    "{algo} trains the recurrent {agent} over sequences that start from the state stored in the samples, "
+    "but its agent_info has no 'prev_rnn_state'. Record the state each step started from, batch-first "
+    "([B, N, H]), in AgentInfoRnn(dist_info, value, prev_rnn_state), as RecurrentCategoricalPgAgent does."
+)
+
+
+def check_recurrent_setup(algo: Any, agent: Any, mid_batch_reset: bool, examples: Any = None) -> None:
+    """Refuse what a recurrent agent cannot train from: envs reset mid-batch, or no stored RNN state."""
+    if mid_batch_reset:
+        raise ValueError(
+            f"{type(algo).__name__} trains the recurrent {type(agent).__name__} on whole [T, B] sequences, "
+            "which an env reset in mid-batch would cut (its state restarts while the sequence runs on). Use a "
+            "collector that waits for the batch end to reset: CollectorCls=WaitResetCollector "
+            "(rlrun.samplers.collectors) for SerialSampler and CpuSampler, CollectorCls=GpuWaitResetCollector "
+            "(rlrun.samplers.parallel.gpu.collectors) for GpuSampler and AlternatingSampler."
+        )
+    agent_info = examples.get("agent_info") if isinstance(examples, dict) else None
+    if agent_info is not None and getattr(agent_info, "prev_rnn_state", None) is None:
+        raise ValueError(_MISSING_RNN_STATE.format(algo=type(algo).__name__, agent=type(agent).__name__))
+
+
 def scalar(value: torch.Tensor | None) -> float:
     """A diagnostic for opt_info: the tensor's value, or NaN when a custom loss did not give it."""
     return float("nan") if value is None else value.item()
@@ -54,6 +76,9 @@ class PolicyGradientAlgo(RlAlgorithm):
 
     Needs an agent whose ``__call__`` returns ``(dist_info, value)``, whose ``step`` records
     ``agent_info.dist_info`` and ``agent_info.value``, and a sampler run with ``bootstrap_value=True``.
+    A recurrent agent (``agent.recurrent``) is called as ``agent(*inputs, init_rnn_state)`` and returns
+    ``(dist_info, value, next_rnn_state)``; its ``step`` also records ``agent_info.prev_rnn_state``, and
+    its batches come from a collector that does not reset envs mid-batch (see docs/recurrent_pg.md).
     """
 
     bootstrap_value = True
@@ -100,12 +125,13 @@ class PolicyGradientAlgo(RlAlgorithm):
         world_size: int = 1,
         rank: int = 0,
     ) -> None:
-        """Build the optimiser over ``agent.parameters()``; ``examples`` is not used."""
+        """Build the optimiser over ``agent.parameters()``.
+
+        A recurrent agent needs a sampler that does not reset envs mid-batch (``mid_batch_reset=False``),
+        and agent_info with ``prev_rnn_state`` (checked in ``examples`` where given).
+        """
         if getattr(agent, "recurrent", False):
-            raise TypeError(
-                f"{type(self).__name__} in rlrun does not train recurrent agents yet; use a feedforward agent "
-                "(e.g. CategoricalPgAgent, AtariFfAgent, MujocoFfAgent)."
-            )
+            check_recurrent_setup(self, agent, mid_batch_reset, examples)
         self.agent = agent
         self.n_itr = n_itr
         self.batch_spec = batch_spec
@@ -142,6 +168,16 @@ class PolicyGradientAlgo(RlAlgorithm):
         if hasattr(self.agent, "update_obs_rms"):
             self.agent.update_obs_rms(agent_inputs.observation)
         return agent_inputs
+
+    def initial_rnn_state(self, samples: Any) -> Any:
+        """The recurrent state each env's sequence in ``samples`` starts from, batch-first (``[B, N, H]``,
+        as the agent stored it in ``agent_info.prev_rnn_state`` at t=0); None for a feedforward agent."""
+        if not getattr(self.agent, "recurrent", False):
+            return None
+        stored = getattr(samples.agent.agent_info, "prev_rnn_state", None)
+        if stored is None:
+            raise ValueError(_MISSING_RNN_STATE.format(algo=type(self).__name__, agent=type(self.agent).__name__))
+        return stored[0]
 
     def process_returns(self, samples: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """``(return_, advantage, valid)``, each ``[T, B]``, from a sampled batch.

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import torch
 
 from rlrun.agents.base import AgentInputs
+from rlrun.agents.pg.base import rnn_state_from_storage
 from rlrun.algos.pg.base import LossTerms, OptInfo, PolicyGradientAlgo, scalar
+from rlrun.utils.buffer import buffer_func
 from rlrun.utils.collections import namedarraytuple, namedtuple
 from rlrun.utils.tensor import valid_mean
 
@@ -24,7 +27,10 @@ class PPO(PolicyGradientAlgo):
     pi(a|s) / pi_old(a|s)`` and ``eps = ratio_clip``; value loss ``value_loss_coeff * mean(0.5 *
     (V(s) - R)^2)``; minus ``entropy_loss_coeff`` times the entropy. With ``linear_lr_schedule`` the
     learning rate and ``ratio_clip`` both scale by ``(n_itr - itr) / n_itr`` at iteration ``itr``.
-    Minibatches hold ``T * B // minibatches`` steps; the remainder of a shuffle is left out.
+    Minibatches hold ``T * B // minibatches`` steps; the remainder of a shuffle is left out. For a
+    recurrent agent the envs are shuffled instead of the steps: a minibatch holds the whole ``T``-step
+    sequences of ``B // minibatches`` envs, each run from its state stored at ``t=0``, and steps after
+    an env's done are masked out (such agents need a wait-reset collector).
     """
 
     opt_info_fields = OptInfoPpo._fields
@@ -70,12 +76,22 @@ class PPO(PolicyGradientAlgo):
 
     def initialize(self, *args: Any, **kwargs: Any) -> None:
         super().initialize(*args, **kwargs)
-        if self.batch_spec.size < self.minibatches:
+        T, B = self.batch_spec.T, self.batch_spec.B
+        if getattr(self.agent, "recurrent", False):
+            if B < self.minibatches:
+                raise ValueError(
+                    f"PPO with a recurrent agent splits the batch's envs into minibatches (whole sequences), so "
+                    f"minibatches={self.minibatches} needs at least that many envs, but batch_B = {B}; lower "
+                    "minibatches or raise batch_B."
+                )
+            self.batch_size = T * (B // self.minibatches)
+            return
+        if T * B < self.minibatches:
             raise ValueError(
                 f"PPO with minibatches={self.minibatches} needs at least that many steps per batch, but the "
-                f"sampler gives batch_T * batch_B = {self.batch_spec.size}; lower minibatches or raise batch_T/B."
+                f"sampler gives batch_T * batch_B = {T * B}; lower minibatches or raise batch_T/B."
             )
-        self.batch_size = self.batch_spec.size // self.minibatches
+        self.batch_size = T * B // self.minibatches
 
     def optimize_agent(self, itr: int, samples: Any = None, sampler_itr: int | None = None) -> Any:
         """``epochs`` x ``minibatches`` gradient steps on one ``[T, B]`` batch."""
@@ -92,13 +108,21 @@ class PPO(PolicyGradientAlgo):
         self._apply_schedule(itr)
 
         T, B = samples.env.reward.shape[:2]
-        mb_size = T * B // self.minibatches
+        init_rnn_state = self.initial_rnn_state(samples)  # [B, N, H]; None for a feedforward agent
+        recurrent = init_rnn_state is not None
+        n = B if recurrent else T * B  # a recurrent agent's minibatches are whole sequences: envs, not steps
+        mb_size = n // self.minibatches
         opt_info = OptInfoPpo(*([] for _ in OptInfoPpo._fields))
         for _epoch in range(self.epochs):
-            order = torch.randperm(T * B)
-            for start in range(0, T * B - mb_size + 1, mb_size):
+            order = torch.randperm(n)
+            for start in range(0, n - mb_size + 1, mb_size):
                 idxs = order[start : start + mb_size]
-                terms = LossTerms.of(self.loss(*loss_inputs[idxs % T, idxs // T]))
+                if recurrent:
+                    mb_rnn_state = buffer_func(init_rnn_state, operator.getitem, idxs)
+                    # Positional, as rlpyt passed it, so subclasses that name the parameter otherwise still run.
+                    terms = LossTerms.of(self.loss(*(*loss_inputs[:, idxs], mb_rnn_state)))
+                else:
+                    terms = LossTerms.of(self.loss(*loss_inputs[idxs % T, idxs // T]))
 
                 self.optimizer.zero_grad()
                 terms.loss.backward()
@@ -126,14 +150,16 @@ class PPO(PolicyGradientAlgo):
         old_dist_info: Any,
         init_rnn_state: Any = None,
     ) -> LossTerms:
-        """The PPO loss on one minibatch (leading dims ``[mb]``), clipping the ratio at ``current_ratio_clip``.
-        Unpacks as rlpyt's ``(loss, entropy, perplexity)``; the other parts are attributes.
+        """The PPO loss on one minibatch, clipping the ratio at ``current_ratio_clip``. Unpacks as rlpyt's
+        ``(loss, entropy, perplexity)``; the other parts are attributes.
 
-        ``init_rnn_state`` is rlpyt's parameter for recurrent agents, kept in the signature so that
-        subclasses that pass it on still run; recurrent PPO is not available yet, so a value raises."""
+        A feedforward agent's minibatch has leading dims ``[mb]`` and ``init_rnn_state`` is None. A
+        recurrent agent's has ``[T, mb]`` (whole sequences of ``mb`` envs) and ``init_rnn_state`` is
+        their state at ``t=0`` as stored, batch-first ``[mb, N, H]`` (rlpyt's convention)."""
         if init_rnn_state is not None:
-            raise TypeError("rlrun's PPO does not train recurrent agents yet (init_rnn_state was given).")
-        dist_info, value = self.agent(*agent_inputs)
+            dist_info, value, _next_rnn_state = self.agent(*agent_inputs, rnn_state_from_storage(init_rnn_state))
+        else:
+            dist_info, value = self.agent(*agent_inputs)
         dist = self.agent.distribution
         eps = self.current_ratio_clip
 

@@ -9,7 +9,7 @@ import numpy as np
 from rlrun.agents.base import AgentInputs
 from rlrun.replays.base import BaseReplayBuffer
 from rlrun.replays.n_step import NStepReturnStorage
-from rlrun.replays.sampling import UniformSampling
+from rlrun.replays.sampling import SamplingRule, UniformSampling
 from rlrun.utils.buffer import torchify_buffer
 from rlrun.utils.collections import namedarraytuple
 
@@ -24,7 +24,9 @@ SamplesFromReplayTl = namedarraytuple(
 
 
 class NStepReturnBuffer(BaseReplayBuffer):
-    """Draws transitions ``(s_t, a_t, n-step return, s_{t+n})`` from an :class:`NStepReturnStorage`.
+    """Draws transitions ``(s_t, a_t, n-step return, s_{t+n})`` from an :class:`NStepReturnStorage` (or a
+    subclass such as :class:`~rlrun.replays.frame.NStepFrameStorage`) with a sampling rule
+    (:mod:`rlrun.replays.sampling`).
 
     ``sample_batch(batch_B)`` returns :data:`SamplesFromReplay` of torch tensors with leading dim
     ``[batch_B]``: ``agent_inputs`` at ``t``, ``action`` at ``t``, ``return_`` and ``done_n`` of the
@@ -38,13 +40,16 @@ class NStepReturnBuffer(BaseReplayBuffer):
     then hold ``s_{t+k}``, the episode's last observation, as its estimate.
     """
 
-    def __init__(self, storage: NStepReturnStorage, sampling: Any = None) -> None:
+    def __init__(self, storage: NStepReturnStorage, sampling: SamplingRule | None = None) -> None:
         self.storage = storage
-        self.sampling = UniformSampling() if sampling is None else sampling
+        self.sampling: SamplingRule = UniformSampling() if sampling is None else sampling
 
     def append_samples(self, samples: Any) -> tuple[int, slice | np.ndarray]:
         """Store a ``[T, B]`` batch (a ``SamplesToBuffer``). Returns ``(T, idxs)``, the rows written."""
-        return self.storage.append(samples)
+        t = self.storage.t
+        T, idxs = self.storage.append(samples)
+        self.sampling.appended(self.storage, t, T)
+        return T, idxs
 
     def sample_batch(self, batch_B: int) -> Any:
         """``batch_B`` transitions drawn by the sampling rule."""

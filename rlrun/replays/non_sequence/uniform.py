@@ -15,9 +15,22 @@ class UniformReplayBuffer(NStepReturnBuffer):
     """Stores the last ``size`` steps of ``B`` envs; ``sample_batch`` draws transitions uniformly.
 
     ``example`` is one step of what is stored, e.g. ``SamplesToBuffer(observation, action, reward,
-    done[, timeout])`` from :meth:`rlrun.algos.dqn.dqn.DQN.samples_to_buffer`. See
+    done[, timeout])`` from :meth:`rlrun.algos.dqn.dqn.DQN.samples_to_buffer`. Observations are stored
+    whole; :class:`~rlrun.replays.non_sequence.frame.UniformReplayFrameBuffer` stores stacked frames once.
+    ``mid_batch_reset=False`` for wait-reset samplers (their filler steps are never drawn). See
     :class:`NStepReturnBuffer` for the batch returned.
     """
 
-    def __init__(self, example: Any, size: int, B: int, discount: float = 1, n_step_return: int = 1) -> None:
-        super().__init__(NStepReturnStorage(example, size, B, discount, n_step_return), UniformSampling())
+    StorageCls: type[NStepReturnStorage] = NStepReturnStorage
+
+    def __init__(
+        self,
+        example: Any,
+        size: int,
+        B: int,
+        discount: float = 1,
+        n_step_return: int = 1,
+        mid_batch_reset: bool = True,
+    ) -> None:
+        storage = self.StorageCls(example, size, B, discount, n_step_return, mid_batch_reset=mid_batch_reset)
+        super().__init__(storage, UniformSampling())

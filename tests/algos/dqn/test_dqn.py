@@ -8,6 +8,7 @@ from rlrun.agents.dqn.dqn_agent import DqnAgent
 from rlrun.algos.dqn.dqn import DQN, SamplesToBufferTl
 from rlrun.envs.gym import make
 from rlrun.replays.non_sequence.n_step import SamplesFromReplay, SamplesFromReplayTl
+from rlrun.replays.non_sequence.prioritized import SamplesFromReplayPri, SamplesFromReplayTlPri
 from rlrun.samplers.collections import BatchSpec
 from rlrun.samplers.serial.sampler import SerialSampler
 
@@ -164,10 +165,27 @@ def test_time_limit_cuts_on_a_real_env_are_not_terminal_in_the_replay(dqn_run):
     assert len(opt_info.loss) > 0
 
 
-def test_prioritized_replay_and_wait_reset_samplers_are_refused():
-    with pytest.raises(ValueError, match="needs PrioritizedReplayBuffer"):
-        DQN(prioritized_replay=True)
+def test_importance_weights_scale_each_sample_loss_before_the_mean():
+    # Per-sample Huber terms 2.5 and .125 (as above), weighted .5 and 1; |TD| errors are not weighted.
+    loss, td_abs = loss_of(two_samples(SamplesFromReplayPri, is_weights=torch.tensor([0.5, 1.0])))
+    assert loss.item() == pytest.approx((0.5 * 2.5 + 0.125) / 2)
+    torch.testing.assert_close(td_abs, torch.tensor([1.0, 0.5]))
+    samples = two_samples(
+        SamplesFromReplayTlPri,
+        timeout=torch.tensor([True, False]),
+        timeout_n=torch.tensor([True, False]),
+        steps_n=torch.tensor([1, 3]),
+        is_weights=torch.tensor([1.0, 0.2]),
+    )
+    loss, _ = loss_of(samples, n_step_return=3)
+    assert loss.item() == pytest.approx((2.5 + 0.2 * 0.125) / 2)
+
+
+def test_examples_are_required_and_default_priority_follows_delta_clip():
     agent = DqnAgent()
     agent.initialize(make(id="CartPole-v1").spaces)
-    with pytest.raises(ValueError, match="mid_batch_reset=True"):
-        DQN().initialize(agent, 10, BatchSpec(4, 2), mid_batch_reset=False, examples={})
+    with pytest.raises(ValueError, match="needs examples"):
+        DQN().initialize(agent, 10, BatchSpec(4, 2), mid_batch_reset=False, examples=None)
+    assert DQN(delta_clip=2.0).default_priority == 2.0
+    assert DQN(delta_clip=None).default_priority == 1.0
+    assert DQN(default_priority=0.5).default_priority == 0.5

@@ -169,3 +169,17 @@ def test_replay_larger_than_machine_memory_is_refused_before_allocation():
     steps = psutil.virtual_memory().total // (4 * 84 * 84) + 1
     with pytest.raises(ValueError, match="lower replay_size"):
         UniformReplayBuffer(atari_like, size=steps, B=1)
+
+
+def test_wait_reset_filler_is_never_drawn_even_when_almost_all_steps_are_filler():
+    np.random.seed(2)
+    replay = UniformReplayBuffer(EXAMPLE, size=16 * 8, B=8, mid_batch_reset=False)
+    done = np.zeros((10, 8), bool)
+    done[0, :7] = True  # envs 0-6 end at their first step: the rest of the batch is filler
+    done[2, 7] = True  # env 7 at its third
+    b = batch(range(10), [1] * 10, [0] * 10, B=8)
+    replay.append_samples(type(b)(b.observation, b.action, b.reward, done))
+    np.testing.assert_array_equal(replay.storage.samples_valid[:10, :7], np.repeat(np.arange(10)[:, None] == 0, 7, 1))
+    T_idxs, B_idxs = replay.sampling.sample_idxs(replay.storage, 500)
+    # Valid rows 1..8; of those only env 7's rows 1 and 2 are real steps.
+    assert set(zip(T_idxs.tolist(), B_idxs.tolist())) == {(1, 7), (2, 7)}

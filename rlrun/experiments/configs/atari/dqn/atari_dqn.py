@@ -1,4 +1,4 @@
-"""DQN on Atari: rlpyt's settings for the Nature-DQN agent and its double and dueling variants.
+"""DQN on Atari: rlpyt's settings for the Nature-DQN agent, its double and dueling variants and C51.
 
 Sections: ``env`` and ``eval_env`` for :class:`~rlrun.envs.atari.atari_env.AtariEnv` (training
 envs lose an episode with each life; evaluation envs play whole games of at most 27k steps; a train
@@ -20,10 +20,14 @@ for ``"no_eval"``).
   batches and per-env exploration epsilons down to 0.001).
 - ``"async_big"``: 256 envs x 4 steps and 10 evaluation envs; rlpyt ran it with its asynchronous
   runner, which rlrun does not have, but it trains under the synchronous runners too.
+- ``"catdqn"``: Adam at 2.5e-4. ``"ernbw"``: Rainbow without noisy nets: double, dueling,
+  prioritized replay, 3-step returns, Adam at 6.25e-5. Both are for
+  :class:`~rlrun.algos.dqn.cat_dqn.CategoricalDQN` with
+  :class:`~rlrun.agents.dqn.atari.atari_catdqn_agent.AtariCatDqnAgent`, as rlpyt's catdqn train
+  script builds them (``algo``, ``agent`` and ``model`` keywords go to those classes).
 
-rlpyt's ``"prioritized"``, ``"double_pri_duel"`` and ``"ernbw"`` need prioritized replay, and
-``"catdqn"`` (also ``"ernbw"``) the distributional CategoricalDQN; rlrun has neither yet, so those
-names are absent. ``config`` is the base config, ``configs["dqn"]``.
+rlpyt's ``"prioritized"`` and ``"double_pri_duel"`` are not here yet. ``config`` is the base config,
+``configs["dqn"]``.
 """
 
 from __future__ import annotations
@@ -103,6 +107,13 @@ configs["debug_vec_eps"] = _derive("debug", sampler=dict(batch_T=4, batch_B=4), 
 # rlpyt set eval_n_envs=10 beside the sections, where no script read it; here it is a sampler keyword.
 configs["async_big"] = _derive(
     "dqn", sampler=dict(batch_T=4, batch_B=256, eval_n_envs=10), algo=dict(prioritized_replay=False)
+)
+# rlpyt's train script for these two builds CategoricalDQN and AtariCatDqnAgent from them.
+configs["catdqn"] = _derive("dqn", algo=dict(learning_rate=2.5e-4))
+configs["ernbw"] = _derive(
+    "dqn",
+    algo=dict(n_step_return=3, learning_rate=6.25e-5, double_dqn=True, prioritized_replay=True),
+    model=dict(dueling=True),
 )
 
 config = configs["dqn"]

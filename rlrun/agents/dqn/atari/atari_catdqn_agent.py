@@ -1,0 +1,20 @@
+"""The Categorical DQN (C51) agent for Atari."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from rlrun.agents.dqn.atari.mixin import AtariMixin
+from rlrun.agents.dqn.catdqn_agent import CatDqnAgent
+from rlrun.models.dqn.atari_catdqn_model import AtariCatDqnModel
+
+__all__ = ["AtariCatDqnAgent"]
+
+
+class AtariCatDqnAgent(AtariMixin, CatDqnAgent):
+    """A :class:`CatDqnAgent` with the convolutional :class:`AtariCatDqnModel` by default."""
+
+    def __init__(self, ModelCls: type[torch.nn.Module] | None = AtariCatDqnModel, **kwargs: Any) -> None:
+        super().__init__(ModelCls=ModelCls, **kwargs)

@@ -1,0 +1,89 @@
+"""The Nature-DQN convolutional network with a categorical Q distribution per action (C51)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from rlrun.models.conv2d import Conv2dModel
+from rlrun.models.dqn.dueling import DistributionalDuelingHeadModel
+from rlrun.models.mlp import MlpModel
+from rlrun.utils.tensor import infer_leading_dims, restore_leading_dims
+
+__all__ = ["DistributionalHeadModel", "AtariCatDqnModel"]
+
+
+class DistributionalHeadModel(torch.nn.Module):
+    """An MLP giving ``n_atoms`` logits per action: ``[N, input_size]`` to ``[N, output_size, n_atoms]``."""
+
+    def __init__(self, input_size: int, layer_sizes: int | Sequence[int], output_size: int, n_atoms: int) -> None:
+        super().__init__()
+        self.mlp = MlpModel(input_size, layer_sizes, output_size * n_atoms)
+        self._output_size = output_size
+        self._n_atoms = n_atoms
+
+    def forward(self, input: torch.Tensor) -> torch.Tensor:
+        out = self.mlp(input)
+        return out.reshape(*out.shape[:-1], self._output_size, self._n_atoms)
+
+
+def check_n_atoms(n_atoms: int) -> None:
+    """A categorical Q distribution needs at least two atoms (its support spans ``[V_min, V_max]``)."""
+    if n_atoms < 2:
+        raise ValueError(f"n_atoms must be at least 2, got {n_atoms}.")
+
+
+class AtariCatDqnModel(torch.nn.Module):
+    """Q distributions ``[..., output_size, n_atoms]`` (probabilities) from frames ``[..., C, H, W]``.
+
+    The convolutional layers and their defaults are :class:`~rlrun.models.dqn.atari_dqn_model.AtariDqnModel`'s
+    (frames in [0, 255] are scaled to [0, 1]); the head gives ``n_atoms`` logits per action and a
+    softmax over the atoms makes each action's distribution. The atom values are not the model's:
+    the agent holds them (``z``, from the algorithm's ``V_min`` and ``V_max``). ``dueling=True`` uses
+    a :class:`DistributionalDuelingHeadModel`. Up to two leading dims are kept.
+    """
+
+    def __init__(
+        self,
+        image_shape: Sequence[int],
+        output_size: int,
+        n_atoms: int = 51,
+        fc_sizes: int | Sequence[int] = 512,
+        dueling: bool = False,
+        use_maxpool: bool = False,
+        channels: Sequence[int] | None = None,
+        kernel_sizes: Sequence[int] | None = None,
+        strides: Sequence[int] | None = None,
+        paddings: Sequence[int] | None = None,
+    ) -> None:
+        super().__init__()
+        check_n_atoms(n_atoms)
+        c, h, w = image_shape
+        self.dueling = dueling
+        self.n_atoms = n_atoms
+        self.conv = Conv2dModel(
+            in_channels=c,
+            channels=channels or [32, 64, 64],
+            kernel_sizes=kernel_sizes or [8, 4, 3],
+            strides=strides or [4, 2, 1],
+            paddings=paddings or [0, 1, 1],
+            use_maxpool=use_maxpool,
+        )
+        conv_out_size = self.conv.conv_out_size(h, w)
+        if dueling:
+            self.head: torch.nn.Module = DistributionalDuelingHeadModel(conv_out_size, fc_sizes, output_size, n_atoms)
+        else:
+            self.head = DistributionalHeadModel(conv_out_size, fc_sizes, output_size, n_atoms)
+
+    def forward(
+        self,
+        observation: torch.Tensor,
+        prev_action: torch.Tensor | None = None,
+        prev_reward: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        lead_dim, T, B, image_shape = infer_leading_dims(observation, 3)
+        # One new float tensor, scaled in place (copy=True leaves a float input untouched).
+        image = observation.reshape(T * B, *image_shape).to(torch.float32, copy=True).mul_(1 / 255)
+        logits = self.head(self.conv(image).reshape(T * B, -1))
+        return restore_leading_dims(torch.softmax(logits, dim=-1), lead_dim, T, B)
