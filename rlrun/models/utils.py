@@ -6,6 +6,8 @@ from collections.abc import Mapping
 
 import torch
 
+from rlrun.utils.tensor import infer_leading_dims
+
 __all__ = ["conv2d_output_shape", "ScaleGrad", "scale_grad", "update_state_dict", "strip_ddp_state_dict"]
 
 
@@ -41,6 +43,15 @@ class ScaleGrad(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor, None]:
         return grad_output * ctx.scale, None
+
+
+def frames_to_float(frames: torch.Tensor) -> tuple[int, int, int, torch.Tensor]:
+    """``(lead_dim, T, B, x)``: frames ``[T, B, C, H, W]``, ``[B, C, H, W]`` or ``[C, H, W]`` in [0, 255] as
+    one float tensor ``[T * B, C, H, W]`` in [0, 1]. A new tensor scaled in place: the sampler pays this
+    every step (``copy=True`` also leaves a float input untouched)."""
+    lead_dim, T, B, image_shape = infer_leading_dims(frames, 3)
+    x = frames.reshape(T * B, *image_shape).to(torch.float32, copy=True).mul_(1 / 255)
+    return lead_dim, T, B, x
 
 
 def scale_grad(tensor: torch.Tensor, scale: float) -> torch.Tensor:

@@ -6,10 +6,11 @@ from collections.abc import Sequence
 
 import torch
 
-from rlrun.models.conv2d import Conv2dModel
+from rlrun.models.dqn.atari_dqn_model import nature_dqn_conv
 from rlrun.models.dqn.dueling import DistributionalDuelingHeadModel
 from rlrun.models.mlp import MlpModel
-from rlrun.utils.tensor import infer_leading_dims, restore_leading_dims
+from rlrun.models.utils import frames_to_float
+from rlrun.utils.tensor import restore_leading_dims
 
 __all__ = ["DistributionalHeadModel", "AtariCatDqnModel"]
 
@@ -62,14 +63,7 @@ class AtariCatDqnModel(torch.nn.Module):
         c, h, w = image_shape
         self.dueling = dueling
         self.n_atoms = n_atoms
-        self.conv = Conv2dModel(
-            in_channels=c,
-            channels=channels or [32, 64, 64],
-            kernel_sizes=kernel_sizes or [8, 4, 3],
-            strides=strides or [4, 2, 1],
-            paddings=paddings or [0, 1, 1],
-            use_maxpool=use_maxpool,
-        )
+        self.conv = nature_dqn_conv(c, use_maxpool, channels, kernel_sizes, strides, paddings)
         conv_out_size = self.conv.conv_out_size(h, w)
         if dueling:
             self.head: torch.nn.Module = DistributionalDuelingHeadModel(conv_out_size, fc_sizes, output_size, n_atoms)
@@ -82,8 +76,6 @@ class AtariCatDqnModel(torch.nn.Module):
         prev_action: torch.Tensor | None = None,
         prev_reward: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        lead_dim, T, B, image_shape = infer_leading_dims(observation, 3)
-        # One new float tensor, scaled in place (copy=True leaves a float input untouched).
-        image = observation.reshape(T * B, *image_shape).to(torch.float32, copy=True).mul_(1 / 255)
+        lead_dim, T, B, image = frames_to_float(observation)
         logits = self.head(self.conv(image).reshape(T * B, -1))
         return restore_leading_dims(torch.softmax(logits, dim=-1), lead_dim, T, B)

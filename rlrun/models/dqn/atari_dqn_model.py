@@ -9,9 +9,30 @@ import torch
 from rlrun.models.conv2d import Conv2dModel
 from rlrun.models.dqn.dueling import DuelingHeadModel
 from rlrun.models.mlp import MlpModel
-from rlrun.utils.tensor import infer_leading_dims, restore_leading_dims
+from rlrun.models.utils import frames_to_float
+from rlrun.utils.tensor import restore_leading_dims
 
-__all__ = ["AtariDqnModel"]
+__all__ = ["AtariDqnModel", "nature_dqn_conv"]
+
+
+def nature_dqn_conv(
+    in_channels: int,
+    use_maxpool: bool = False,
+    channels: Sequence[int] | None = None,
+    kernel_sizes: Sequence[int] | None = None,
+    strides: Sequence[int] | None = None,
+    paddings: Sequence[int] | None = None,
+) -> Conv2dModel:
+    """The Nature DQN convolutions (32/64/64 channels, kernels 8/4/3, strides 4/2/1, paddings 0/1/1),
+    each setting replaceable; shared by the Q and the categorical-Q networks."""
+    return Conv2dModel(
+        in_channels=in_channels,
+        channels=channels or [32, 64, 64],
+        kernel_sizes=kernel_sizes or [8, 4, 3],
+        strides=strides or [4, 2, 1],
+        paddings=paddings or [0, 1, 1],
+        use_maxpool=use_maxpool,
+    )
 
 
 class AtariDqnModel(torch.nn.Module):
@@ -37,14 +58,7 @@ class AtariDqnModel(torch.nn.Module):
         super().__init__()
         c, h, w = image_shape
         self.dueling = dueling
-        self.conv = Conv2dModel(
-            in_channels=c,
-            channels=channels or [32, 64, 64],
-            kernel_sizes=kernel_sizes or [8, 4, 3],
-            strides=strides or [4, 2, 1],
-            paddings=paddings or [0, 1, 1],
-            use_maxpool=use_maxpool,
-        )
+        self.conv = nature_dqn_conv(c, use_maxpool, channels, kernel_sizes, strides, paddings)
         conv_out_size = self.conv.conv_out_size(h, w)
         if dueling:
             self.head: torch.nn.Module = DuelingHeadModel(conv_out_size, fc_sizes, output_size)
@@ -57,8 +71,6 @@ class AtariDqnModel(torch.nn.Module):
         prev_action: torch.Tensor | None = None,
         prev_reward: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        lead_dim, T, B, image_shape = infer_leading_dims(observation, 3)
-        # One new float tensor, scaled in place (copy=True leaves a float input untouched).
-        image = observation.reshape(T * B, *image_shape).to(torch.float32, copy=True).mul_(1 / 255)
+        lead_dim, T, B, image = frames_to_float(observation)
         q = self.head(self.conv(image).reshape(T * B, -1))
         return restore_leading_dims(q, lead_dim, T, B)

@@ -8,9 +8,32 @@ import torch
 import torch.nn.functional as F
 
 from rlrun.models.conv2d import Conv2dHeadModel
-from rlrun.utils.tensor import infer_leading_dims, restore_leading_dims
+from rlrun.models.utils import frames_to_float
+from rlrun.utils.tensor import restore_leading_dims
 
-__all__ = ["AtariFfModel"]
+__all__ = ["AtariFfModel", "a3c_conv_head"]
+
+
+def a3c_conv_head(
+    image_shape: Sequence[int],
+    fc_sizes: int | Sequence[int] = 512,
+    use_maxpool: bool = False,
+    channels: Sequence[int] | None = None,
+    kernel_sizes: Sequence[int] | None = None,
+    strides: Sequence[int] | None = None,
+    paddings: Sequence[int] | None = None,
+) -> Conv2dHeadModel:
+    """The small A3C convolutions (16/32 channels, kernels 8/4, strides 4/2, paddings 0/1) and ``fc_sizes``
+    hidden units, each setting replaceable; shared by the feedforward and the LSTM networks."""
+    return Conv2dHeadModel(
+        image_shape=image_shape,
+        channels=channels or [16, 32],
+        kernel_sizes=kernel_sizes or [8, 4],
+        strides=strides or [4, 2],
+        paddings=paddings or [0, 1],
+        use_maxpool=use_maxpool,
+        hidden_sizes=fc_sizes,
+    )
 
 
 class AtariFfModel(torch.nn.Module):
@@ -33,24 +56,14 @@ class AtariFfModel(torch.nn.Module):
         paddings: Sequence[int] | None = None,
     ) -> None:
         super().__init__()
-        self.conv = Conv2dHeadModel(
-            image_shape=image_shape,
-            channels=channels or [16, 32],
-            kernel_sizes=kernel_sizes or [8, 4],
-            strides=strides or [4, 2],
-            paddings=paddings or [0, 1],
-            use_maxpool=use_maxpool,
-            hidden_sizes=fc_sizes,
-        )
+        self.conv = a3c_conv_head(image_shape, fc_sizes, use_maxpool, channels, kernel_sizes, strides, paddings)
         self.pi = torch.nn.Linear(self.conv.output_size, output_size)
         self.value = torch.nn.Linear(self.conv.output_size, 1)
 
     def forward(
         self, image: torch.Tensor, prev_action: torch.Tensor | None = None, prev_reward: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        lead_dim, T, B, image_shape = infer_leading_dims(image, 3)
-        # One new float tensor, scaled in place: the sampler pays this every step, on cold memory.
-        x = image.reshape(T * B, *image_shape).to(torch.float32, copy=True).mul_(1 / 255)
+        lead_dim, T, B, x = frames_to_float(image)
         features = self.conv(x)
         pi = F.softmax(self.pi(features), dim=-1)
         v = self.value(features).squeeze(-1)

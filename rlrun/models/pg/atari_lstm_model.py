@@ -8,9 +8,10 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from rlrun.models.conv2d import Conv2dHeadModel
+from rlrun.models.pg.atari_ff_model import a3c_conv_head
 from rlrun.models.pg.lstm import RnnState, lstm_over_sequence
-from rlrun.utils.tensor import infer_leading_dims, restore_leading_dims
+from rlrun.models.utils import frames_to_float
+from rlrun.utils.tensor import restore_leading_dims
 
 __all__ = ["AtariLstmModel", "RnnState"]
 
@@ -39,15 +40,7 @@ class AtariLstmModel(torch.nn.Module):
         paddings: Sequence[int] | None = None,
     ) -> None:
         super().__init__()
-        self.conv = Conv2dHeadModel(
-            image_shape=image_shape,
-            channels=channels or [16, 32],
-            kernel_sizes=kernel_sizes or [8, 4],
-            strides=strides or [4, 2],
-            paddings=paddings or [0, 1],
-            use_maxpool=use_maxpool,
-            hidden_sizes=fc_sizes,
-        )
+        self.conv = a3c_conv_head(image_shape, fc_sizes, use_maxpool, channels, kernel_sizes, strides, paddings)
         self.lstm = torch.nn.LSTM(self.conv.output_size + output_size + 1, lstm_size)
         self.pi = torch.nn.Linear(lstm_size, output_size)
         self.value = torch.nn.Linear(lstm_size, 1)
@@ -59,8 +52,7 @@ class AtariLstmModel(torch.nn.Module):
         prev_reward: torch.Tensor,
         init_rnn_state: Any = None,
     ) -> tuple[torch.Tensor, torch.Tensor, Any]:
-        lead_dim, T, B, image_shape = infer_leading_dims(image, 3)
-        x = image.reshape(T * B, *image_shape).to(torch.float32, copy=True).mul_(1 / 255)
+        lead_dim, T, B, x = frames_to_float(image)
         features = self.conv(x)
         out, next_rnn_state = lstm_over_sequence(self.lstm, features, prev_action, prev_reward, init_rnn_state, T, B)
         pi = F.softmax(self.pi(out), dim=-1)
