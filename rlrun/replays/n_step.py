@@ -188,10 +188,12 @@ class NStepReturnStorage:
             return (self.t + self.off_forward) % self.T, self.T - self.off_backward - self.off_forward
         return 1, max(0, self.t - self.off_backward - 1)
 
-    def is_valid(self, T_idxs: np.ndarray, B_idxs: np.ndarray) -> np.ndarray:
-        """Bool array (broadcast shape of the indexes): may the step at ``[T_idxs, B_idxs]`` be sampled now."""
+    def is_valid(self, T_idxs: np.ndarray, B_idxs: np.ndarray, length: int = 1) -> np.ndarray:
+        """Bool array (broadcast shape of the indexes): may the step at ``[T_idxs, B_idxs]`` be sampled now;
+        with ``length > 1``, may the sequence of ``length`` steps starting there (all rows valid, the
+        first not filler)."""
         start, count = self.valid_rows()
-        valid = (np.asarray(T_idxs) - start) % self.T < count
+        valid = (np.asarray(T_idxs) - start) % self.T + (length - 1) < count
         if self.samples_valid is not None:
             valid = valid & self.samples_valid[T_idxs, B_idxs]
         return np.broadcast_to(valid, np.broadcast_shapes(np.shape(T_idxs), np.shape(B_idxs)))

@@ -4,6 +4,10 @@ A rule has ``sample_idxs(storage, batch_B) -> (T_idxs, B_idxs)`` and ``appended(
 the buffer calls after each append of ``T`` rows at row ``t`` (for rules that keep per-step state).
 Only steps the storage calls valid (:meth:`~rlrun.replays.n_step.NStepReturnStorage.is_valid`) are
 ever drawn.
+
+Sequence replays draw the first step of ``seq_len`` consecutive steps, and only at rows that are a
+multiple of ``interval`` (where the recurrent state was stored): both rules take these two numbers,
+which are 1 for single transitions.
 """
 
 from __future__ import annotations
@@ -27,44 +31,63 @@ class SamplingRule(Protocol):
     def appended(self, storage: NStepReturnStorage, t: int, T: int) -> None: ...
 
 
-def _too_few(storage: NStepReturnStorage) -> ValueError:
+def _too_few(storage: NStepReturnStorage, seq_len: int = 1) -> ValueError:
+    what = f"{storage.n_step_return}-step transitions" + (f" in sequences of {seq_len}" if seq_len > 1 else "")
     return ValueError(
         f"The replay holds {storage.T if storage.full else storage.t} steps per env, too few to sample "
-        f"{storage.n_step_return}-step transitions; append more samples first (for DQN, keep "
-        "min_steps_learn above a few sampler batches)."
+        f"{what}; append more samples first (for DQN and R2D1, keep min_steps_learn above a few sampler "
+        "batches)."
     )
 
 
 class UniformSampling:
     """Every valid ``[t, b]`` of the storage is equally likely; draws with replacement.
 
+    With ``seq_len > 1`` a row is valid when the ``seq_len`` steps from it are; with ``interval > 1``
+    only rows that are multiples of it are drawn (the storage's ``T`` must be a multiple of it).
     Uses numpy's global generator, which :func:`rlrun.utils.seed.set_seed` seeds. Wait-reset filler
     (``storage.samples_valid`` False) is rejected and drawn again.
     """
 
+    def __init__(self, interval: int = 1, seq_len: int = 1) -> None:
+        if interval < 1 or seq_len < 1:
+            raise ValueError(f"interval and seq_len must be at least 1, got {interval} and {seq_len}.")
+        self.interval = interval
+        self.seq_len = seq_len
+
     def appended(self, storage: NStepReturnStorage, t: int, T: int) -> None:
         """Nothing to track."""
 
-    def sample_idxs(self, storage: NStepReturnStorage, batch_B: int) -> tuple[np.ndarray, np.ndarray]:
-        """``(T_idxs, B_idxs)``, each ``[batch_B]`` int64, among the storage's valid steps."""
+    def sample_idxs(
+        self, storage: NStepReturnStorage, batch_B: int, seq_len: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(T_idxs, B_idxs)``, each ``[batch_B]`` int64, among the storage's valid starts
+        (``seq_len`` replaces the rule's for this draw)."""
+        L = self.seq_len if seq_len is None else seq_len
         start, count = storage.valid_rows()
-        if count < 1:
-            raise _too_few(storage)
-        T_idxs = (start + np.random.randint(0, count, size=batch_B)) % storage.T
-        B_idxs = np.random.randint(0, storage.B, size=batch_B)
+        # Valid starts: rows start + first + k * interval, k < n (aligned to the interval, whole sequence valid).
+        first = (-start) % self.interval
+        n = max(0, -(-(count - (L - 1) - first) // self.interval))
+        if n < 1:
+            raise _too_few(storage, L)
+
+        def draw(size: int) -> tuple[np.ndarray, np.ndarray]:
+            T_idxs = (start + first + self.interval * np.random.randint(0, n, size=size)) % storage.T
+            return T_idxs, np.random.randint(0, storage.B, size=size)
+
+        T_idxs, B_idxs = draw(batch_B)
         if storage.samples_valid is None:
             return T_idxs, B_idxs
         for _ in range(20):  # filler is a small share of the steps: a few redraws suffice
             redraw = np.flatnonzero(~storage.samples_valid[T_idxs, B_idxs])
             if redraw.size == 0:
                 return T_idxs, B_idxs
-            T_idxs[redraw] = (start + np.random.randint(0, count, size=redraw.size)) % storage.T
-            B_idxs[redraw] = np.random.randint(0, storage.B, size=redraw.size)
-        # Mostly filler: draw among the valid steps directly.
-        rows = (start + np.arange(count)) % storage.T
+            T_idxs[redraw], B_idxs[redraw] = draw(redraw.size)
+        # Mostly filler: draw among the valid starts directly.
+        rows = (start + first + self.interval * np.arange(n)) % storage.T
         steps = np.flatnonzero(storage.samples_valid[rows])
         if steps.size == 0:
-            raise _too_few(storage)
+            raise _too_few(storage, L)
         picked = steps[np.random.randint(0, steps.size, size=batch_B)]
         return rows[picked // storage.B], picked % storage.B
 
@@ -73,12 +96,14 @@ class PrioritizedSampling:
     """Proportional prioritized replay (Schaul et al., 2016): step ``i`` is drawn with probability
     ``p_i^alpha / sum_j p_j^alpha`` over the valid steps.
 
-    - ``priorities[t, b]`` keeps ``p^alpha`` of every stored step; the :class:`SumTree` holds it for the
-      valid steps and 0 for the others, so invalid steps (window or next observation not written,
-      previous step or frames overwritten, wait-reset filler) are never drawn and get their priority
-      back once they become valid.
-    - A new step gets the largest priority given so far (``default_priority`` until a larger one is
-      given), so it is likely to be trained on at least once.
+    - ``priorities[s, b]`` keeps ``p^alpha`` of every slot: a stored step, or with ``interval > 1``
+      the sequence starting at row ``s * interval``. The :class:`SumTree` holds it for the valid slots
+      (the whole ``seq_len`` steps valid) and 0 for the others, so invalid steps (window or next
+      observation not written, previous step or frames overwritten, wait-reset filler) are never
+      drawn and get their priority back once they become valid.
+    - A new slot gets the largest priority given so far (``default_priority`` until a larger one is
+      given), so it is likely to be trained on at least once. Priorities can also come with the
+      samples (:meth:`appended`'s ``priorities``, R2D1's input priorities).
     - :meth:`update_priorities` sets the priorities of the last batch drawn (e.g. ``|TD error|``);
       priorities below ``1e-6`` are raised to it so no valid step becomes impossible to draw.
     - :meth:`is_weights` of the last batch: ``(N P(i))^-beta`` divided by the batch's largest, i.e.
@@ -87,46 +112,80 @@ class PrioritizedSampling:
     """
 
     def __init__(
-        self, storage: NStepReturnStorage, alpha: float = 0.6, beta: float = 0.4, default_priority: float = 1
+        self,
+        storage: NStepReturnStorage,
+        alpha: float = 0.6,
+        beta: float = 0.4,
+        default_priority: float = 1,
+        interval: int = 1,
+        seq_len: int = 1,
+        input_priority_shift: int = 0,
     ) -> None:
         if alpha < 0 or beta < 0 or not default_priority > 0:
             raise ValueError(
                 f"Prioritized replay needs alpha >= 0, beta >= 0 and default_priority > 0; got alpha={alpha}, "
                 f"beta={beta}, default_priority={default_priority}."
             )
+        if interval < 1 or seq_len < 1 or storage.T % interval:
+            raise ValueError(
+                f"interval and seq_len must be at least 1 and interval must divide the storage's T={storage.T}; "
+                f"got interval={interval}, seq_len={seq_len}."
+            )
         self.alpha = alpha
         self.beta = beta
         self.default_priority = float(default_priority)
         self.max_priority = float(default_priority)
-        self.tree = SumTree(storage.size)
-        self.priorities = np.zeros((storage.T, storage.B), dtype=np.float64)
+        self.interval = interval
+        self.seq_len = seq_len
+        self.input_priority_shift = input_priority_shift
+        self.n_slots = storage.T // interval
+        self.tree = SumTree(self.n_slots * storage.B)
+        self.priorities = np.zeros((self.n_slots, storage.B), dtype=np.float64)
         self.last_T_idxs: np.ndarray | None = None
         self.last_B_idxs: np.ndarray | None = None
         self.last_values: np.ndarray | None = None
 
-    def appended(self, storage: NStepReturnStorage, t: int, T: int) -> None:
-        """Give the new rows the running max priority and refresh every step whose validity can have
-        changed: from ``off_backward`` rows before the old cursor to ``off_forward`` after the new one."""
-        self.priorities[(t + np.arange(T)) % storage.T] = self.max_priority**self.alpha
-        first, end = t - storage.off_backward, t + T + storage.off_forward
-        rows = np.arange(storage.T) if end - first >= storage.T else np.arange(first, end) % storage.T
-        self._refresh(storage, rows[:, None], np.arange(storage.B)[None, :])
+    def _new_slots(self, t: int, T: int) -> np.ndarray:
+        """Slots whose first row lies in the ``T`` rows written from row ``t``."""
+        rows = np.arange(t + (-t) % self.interval, t + T, self.interval)
+        return (rows // self.interval) % self.n_slots
 
-    def _refresh(self, storage: NStepReturnStorage, T_idxs: np.ndarray, B_idxs: np.ndarray) -> None:
-        """Tree leaves of these steps: their priority if valid now, else 0."""
-        T_idxs, B_idxs = np.broadcast_arrays(T_idxs, B_idxs)
-        leaves = (T_idxs * storage.B + B_idxs).reshape(-1)
-        values = np.where(storage.is_valid(T_idxs, B_idxs), self.priorities[T_idxs, B_idxs], 0.0)
+    def appended(self, storage: NStepReturnStorage, t: int, T: int, priorities: Any = None) -> None:
+        """Give the new slots the running max priority and refresh every slot whose validity can have
+        changed (rows from ``off_backward + seq_len - 1`` before the old cursor to ``off_forward`` after
+        the new one). ``priorities`` (``[B]``, before ``** alpha``; optional) go to the slots
+        ``input_priority_shift`` before each new one: the sequence whose training steps these samples
+        end (R2D1's input priorities)."""
+        slots = self._new_slots(t, T)
+        self.priorities[slots] = self.max_priority**self.alpha
+        if priorities is not None and slots.size:
+            p = np.maximum(np.asarray(priorities, dtype=np.float64).reshape(-1), MIN_PRIORITY)
+            if p.shape != (storage.B,) or not np.all(np.isfinite(p)):
+                raise ValueError(f"Input priorities must be {storage.B} finite values (one per env), got {p[:5]}.")
+            self.max_priority = max(self.max_priority, float(p.max()))
+            self.priorities[(slots - self.input_priority_shift) % self.n_slots] = p**self.alpha
+        first_row = t - storage.off_backward - (self.seq_len - 1)
+        end_row = t + T + storage.off_forward
+        first, end = first_row // self.interval, -(-end_row // self.interval)
+        slots = np.arange(self.n_slots) if end - first >= self.n_slots else np.arange(first, end) % self.n_slots
+        self._refresh(storage, slots[:, None], np.arange(storage.B)[None, :])
+
+    def _refresh(self, storage: NStepReturnStorage, slots: np.ndarray, B_idxs: np.ndarray) -> None:
+        """Tree leaves of these slots: their priority if valid now, else 0."""
+        slots, B_idxs = np.broadcast_arrays(slots, B_idxs)
+        leaves = (slots * storage.B + B_idxs).reshape(-1)
+        valid = storage.is_valid(slots * self.interval, B_idxs, self.seq_len)
+        values = np.where(valid, self.priorities[slots, B_idxs], 0.0)
         self.tree.set(leaves, values.reshape(-1))
 
     def sample_idxs(self, storage: NStepReturnStorage, batch_B: int) -> tuple[np.ndarray, np.ndarray]:
         """``(T_idxs, B_idxs)``, each ``[batch_B]`` int64, drawn in proportion to ``p^alpha``."""
         if not self.tree.total > 0:
-            raise _too_few(storage)
+            raise _too_few(storage, self.seq_len)
         leaves, values = self.tree.sample(batch_B)
-        T_idxs, B_idxs = np.divmod(leaves, storage.B)
-        self.last_T_idxs, self.last_B_idxs, self.last_values = T_idxs, B_idxs, values
-        return T_idxs, B_idxs
+        slots, B_idxs = np.divmod(leaves, storage.B)
+        self.last_T_idxs, self.last_B_idxs, self.last_values = slots, B_idxs, values
+        return slots * self.interval, B_idxs
 
     def is_weights(self) -> np.ndarray:
         """Importance-sampling weights ``[batch_B]`` (float32) of the last batch drawn, largest 1."""
@@ -146,8 +205,8 @@ class PrioritizedSampling:
             raise ValueError(f"Priorities must be finite and non-negative, got {p[~(np.isfinite(p) & (p >= 0))][:5]}.")
         p = np.maximum(p, MIN_PRIORITY)
         self.max_priority = max(self.max_priority, float(p.max()))
-        T_idxs, B_idxs = self.last_T_idxs, self.last_B_idxs
-        # Last value wins for a step drawn twice, in both the priorities and the tree.
-        last = len(p) - 1 - np.unique((T_idxs * storage.B + B_idxs)[::-1], return_index=True)[1]
-        self.priorities[T_idxs[last], B_idxs[last]] = p[last] ** self.alpha
-        self._refresh(storage, T_idxs[last], B_idxs[last])
+        slots, B_idxs = self.last_T_idxs, self.last_B_idxs
+        # Last value wins for a slot drawn twice, in both the priorities and the tree.
+        last = len(p) - 1 - np.unique((slots * storage.B + B_idxs)[::-1], return_index=True)[1]
+        self.priorities[slots[last], B_idxs[last]] = p[last] ** self.alpha
+        self._refresh(storage, slots[last], B_idxs[last])

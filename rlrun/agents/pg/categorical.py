@@ -94,7 +94,7 @@ class RecurrentCategoricalPgAgentBase(_CategoricalPolicy):
 
     The model is called ``model(observation, prev_action_onehot, prev_reward, rnn_state)`` and returns
     ``(pi, value, next_rnn_state)``, states ``[N, B, H]`` (a tensor or a tuple of them, e.g.
-    :class:`RnnState <rlrun.models.pg.lstm.RnnState>`; None means zeros). :meth:`step` starts from
+    :class:`RnnState <rlrun.models.lstm.RnnState>`; None means zeros). :meth:`step` starts from
     the state kept by :class:`RecurrentAgentMixin`, keeps the next one, and records the state it
     started from in ``agent_info.prev_rnn_state`` (batch-first, ``[B, N, H]``), from which A2C and
     PPO replay a batch. Without ``ModelCls`` the agent builds a :class:`CategoricalPgLstmModel` sized

@@ -141,8 +141,7 @@ class DQN(RlAlgorithm):
         rank: int = 0,
     ) -> None:
         """Set the agent's epsilon schedule, build the replay from ``examples`` and the optimiser."""
-        if getattr(agent, "recurrent", False):
-            raise TypeError("DQN trains feedforward agents; recurrent agents need R2D1.")
+        self.check_agent(agent)
         if examples is None:
             raise ValueError("DQN.initialize needs examples (from sampler.initialize) to build the replay buffer.")
         self.agent = agent
@@ -166,6 +165,14 @@ class DQN(RlAlgorithm):
         self.pri_beta_itr = max(1, int(self.pri_beta_steps // self.sampler_bs))
         self.initialize_replay_buffer(examples, batch_spec)
         self.optim_initialize(rank)
+
+    def check_agent(self, agent: Any) -> None:
+        """Refuse an agent this algorithm cannot train, before anything is built."""
+        if getattr(agent, "recurrent", False):
+            raise TypeError(
+                f"{type(self).__name__} trains feedforward agents; recurrent agents ({type(agent).__name__}) need "
+                "R2D1 (rlrun.algos.dqn.r2d1) with an R2d1Agent."
+            )
 
     def optim_initialize(self, rank: int = 0) -> None:
         self.rank = rank

@@ -8,8 +8,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from rlrun.models.lstm import RnnState, lstm_over_sequence
 from rlrun.models.pg.atari_ff_model import a3c_conv_head
-from rlrun.models.pg.lstm import RnnState, lstm_over_sequence
 from rlrun.models.utils import frames_to_float
 from rlrun.utils.tensor import restore_leading_dims
 

@@ -10,8 +10,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from rlrun.models.lstm import RnnState, lstm_over_sequence
 from rlrun.models.mlp import MlpModel
-from rlrun.models.pg.lstm import RnnState, lstm_over_sequence
 from rlrun.utils.tensor import infer_leading_dims, restore_leading_dims
 
 __all__ = ["CategoricalPgLstmModel", "RnnState"]

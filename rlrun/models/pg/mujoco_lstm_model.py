@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from rlrun.models.lstm import RnnState, lstm_over_sequence
 from rlrun.models.mlp import MlpModel
-from rlrun.models.pg.lstm import RnnState, lstm_over_sequence
 from rlrun.models.running_mean_std import RunningMeanStdModel
 from rlrun.utils.tensor import infer_leading_dims, restore_leading_dims
 

@@ -15,8 +15,8 @@ from rlrun.agents.pg.categorical import (
 from rlrun.agents.pg.gaussian import AlternatingRecurrentGaussianPgAgent, RecurrentGaussianPgAgent
 from rlrun.agents.pg.mujoco import AlternatingMujocoLstmAgent, MujocoLstmAgent
 from rlrun.envs.base import EnvSpaces
+from rlrun.models.lstm import RnnState
 from rlrun.models.pg.atari_lstm_model import AtariLstmModel
-from rlrun.models.pg.lstm import RnnState
 from rlrun.models.pg.mlp_lstm_model import CategoricalPgLstmModel
 from rlrun.models.pg.mujoco_lstm_model import MujocoLstmModel
 from rlrun.samplers.buffer import build_samples_buffer

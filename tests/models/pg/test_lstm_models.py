@@ -10,8 +10,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from rlrun.models.lstm import RnnState
 from rlrun.models.pg.atari_lstm_model import AtariLstmModel
-from rlrun.models.pg.lstm import RnnState
 from rlrun.models.pg.mlp_lstm_model import CategoricalPgLstmModel
 from rlrun.models.pg.mujoco_lstm_model import MujocoLstmModel
 

@@ -1,0 +1,380 @@
+"""Recurrent replay distributed DQN (R2D2, Kapturowski et al. 2019) on one learner: R2D1.
+
+Sequences of ``warmup_T + batch_T`` steps are drawn from a sequence replay, starting from the recurrent
+state the agent had when it sampled them (stored every ``store_rnn_state_interval`` steps). The first
+``warmup_T`` steps only warm up the state ("burn-in"); the loss is on the next ``batch_T`` steps, with
+n-step double-DQN targets through the value rescaling ``h(x) = sign(x)(sqrt(|x| + 1) - 1) + eps x``
+(Pohlen et al. 2018). Sequences are prioritized by ``eta * max |delta| + (1 - eta) * mean |delta|``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from rlrun.algos.dqn.dqn import DQN, SamplesToBuffer, SamplesToBufferTl, is_frame_stack
+from rlrun.replays.sequence.frame import PrioritizedSequenceReplayFrameBuffer, UniformSequenceReplayFrameBuffer
+from rlrun.replays.sequence.prioritized import PrioritizedSequenceReplayBuffer
+from rlrun.replays.sequence.uniform import UniformSequenceReplayBuffer
+from rlrun.utils.buffer import buffer_func, buffer_method, buffer_to
+from rlrun.utils.collections import namedarraytuple, namedtuple
+from rlrun.utils.returns import discount_return_n_step, valid_from_done
+from rlrun.utils.tensor import select_at_indexes, valid_mean
+
+__all__ = [
+    "R2D1",
+    "OptInfo",
+    "SamplesToBufferRnn",
+    "SamplesToBufferTlRnn",
+    "PrioritiesSamplesToBuffer",
+    "value_rescale",
+    "inv_value_rescale",
+    "run_with_resets",
+]
+
+_log = logging.getLogger(__name__)
+
+OptInfo = namedtuple("OptInfo", ["loss", "gradNorm", "tdAbsErr", "priority"])
+SamplesToBufferRnn = namedarraytuple("SamplesToBufferRnn", SamplesToBuffer._fields + ("prev_rnn_state",))
+SamplesToBufferTlRnn = namedarraytuple("SamplesToBufferTlRnn", SamplesToBufferTl._fields + ("prev_rnn_state",))
+PrioritiesSamplesToBuffer = namedarraytuple("PrioritiesSamplesToBuffer", ["priorities", "samples"])
+
+
+def value_rescale(x: torch.Tensor, eps: float) -> torch.Tensor:
+    """``h(x) = sign(x) (sqrt(|x| + 1) - 1) + eps x``: squashes returns of any scale (no reward clipping)."""
+    return torch.sign(x) * (torch.sqrt(x.abs() + 1) - 1) + eps * x
+
+
+def inv_value_rescale(z: torch.Tensor, eps: float) -> torch.Tensor:
+    """The inverse of :func:`value_rescale` (a quadratic in ``sqrt(|x| + 1)``, solved in closed form)."""
+    root = (torch.sqrt(1 + 4 * eps * (z.abs() + 1 + eps)) - 1) / (2 * eps)
+    return torch.sign(z) * (root**2 - 1)
+
+
+def run_with_resets(
+    model: Callable[..., tuple[torch.Tensor, Any]],
+    observation: Any,
+    prev_action: torch.Tensor,
+    prev_reward: torch.Tensor,
+    rnn_state: Any,
+    reset: torch.Tensor,
+) -> tuple[torch.Tensor, Any]:
+    """Run a recurrent ``model`` over ``[T, B]`` inputs, starting each sequence's state from zeros at
+    the steps where ``reset[t, b]`` (an episode starts there), as the agent did when sampling.
+
+    The time axis is cut at every step where some sequence resets; each piece is one call of
+    ``model(observation, prev_action, prev_reward, rnn_state) -> (output, rnn_state)``, so episodes that
+    end inside a sequence cost a few more calls but no step is wasted or fed the wrong state.
+    Gradients flow through the whole sequence. Returns ``(output [T, B, ...], final state)``.
+    """
+    T = reset.shape[0]
+    cuts = [0, *(torch.nonzero(reset[1:].any(dim=1)).flatten() + 1).tolist(), T]
+    outputs = []
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        rnn_state = _zero_where(rnn_state, reset[a])
+        out, rnn_state = model(observation[a:b], prev_action[a:b], prev_reward[a:b], rnn_state)
+        outputs.append(out)
+    return torch.cat(outputs), rnn_state
+
+
+def _zero_where(rnn_state: Any, reset: torch.Tensor) -> Any:
+    """``[N, B, ...]`` states with the columns of ``reset`` (``[B]`` bool) set to zero."""
+    if rnn_state is None or not bool(reset.any()):
+        return rnn_state
+
+    def zero(s: torch.Tensor) -> torch.Tensor:
+        keep = (~reset).to(device=s.device, dtype=s.dtype)
+        return s * keep.view(1, -1, *([1] * (s.dim() - 2)))
+
+    return buffer_func(rnn_state, zero)
+
+
+class R2D1(DQN):
+    """Q-learning of a recurrent agent on sequences drawn from a sequence replay.
+
+    Per sampler iteration the batch goes into the replay (with the recurrent states of its steps, and,
+    with ``input_priorities``, a priority per env computed from the Q-values recorded while sampling),
+    then ``updates_per_optimize`` gradient steps follow, each on ``batch_B`` sequences of ``warmup_T +
+    batch_T`` steps (``replay_ratio`` counts all of these steps, as in rlpyt). The state of each
+    sequence starts from the stored one, is warmed up without gradient on ``warmup_T`` steps (for the
+    online and the target network), and the loss is on the next ``batch_T`` steps:
+
+    ``y_t = h(R_t^(n) + (1 - done_n) discount^n h^-1(Q_target(s_{t+n}, argmax_a Q(s_{t+n}, a))))``
+
+    (``double_dqn``; else the target's max), squared error (Huber with ``delta_clip``), weighted by the
+    importance-sampling weights with ``prioritized_replay``. Where an episode ends inside a sequence,
+    the next one's state starts from zeros, as when sampling (:func:`run_with_resets`); rlpyt instead masked every step after the first ``done`` and
+    zeroed the state after a warm-up with a ``done``. Wait-reset filler steps are never trained on.
+    New sequence priorities: ``pri_eta * max |delta| + (1 - pri_eta) * mean |delta|`` over its steps.
+
+    Defaults are rlpyt's (R2D2's Atari settings scaled to one learner); ``store_rnn_state_interval``
+    equal to the sampler's ``batch_T`` (40) and a wait-reset sampler are the intended setting. The
+    replay is a frame replay for stacked image frames; ``ReplayBufferCls`` replaces the choice.
+    """
+
+    opt_info_fields = OptInfo._fields
+
+    def __init__(
+        self,
+        discount: float = 0.997,
+        batch_T: int = 80,
+        batch_B: int = 64,
+        warmup_T: int = 40,
+        store_rnn_state_interval: int = 40,
+        min_steps_learn: int = int(1e5),
+        delta_clip: float | None = None,
+        replay_size: int = int(1e6),
+        replay_ratio: float = 1,
+        target_update_interval: int = 2500,
+        n_step_return: int = 5,
+        learning_rate: float = 1e-4,
+        OptimCls: Callable[..., torch.optim.Optimizer] = torch.optim.Adam,
+        optim_kwargs: dict[str, Any] | None = None,
+        initial_optim_state_dict: dict[str, Any] | None = None,
+        clip_grad_norm: float = 80.0,
+        eps_steps: int = int(1e6),
+        double_dqn: bool = True,
+        prioritized_replay: bool = True,
+        pri_alpha: float = 0.6,
+        pri_beta_init: float = 0.9,
+        pri_beta_final: float = 0.9,
+        pri_beta_steps: int = int(50e6),
+        pri_eta: float = 0.9,
+        default_priority: float | None = None,
+        input_priorities: bool = True,
+        input_priority_shift: int | None = None,
+        value_scale_eps: float = 1e-3,
+        ReplayBufferCls: type | None = None,
+        # rlpyt compatibility: read by asynchronous runners only; changes nothing under MinibatchRl.
+        updates_per_sync: int = 1,
+    ) -> None:
+        if batch_T < 1 or batch_B < 1 or warmup_T < 0 or store_rnn_state_interval < 0:
+            raise ValueError(
+                "R2D1 needs batch_T >= 1, batch_B >= 1, warmup_T >= 0 and store_rnn_state_interval >= 0; got "
+                f"{batch_T}, {batch_B}, {warmup_T}, {store_rnn_state_interval}."
+            )
+        if not 0 <= pri_eta <= 1 or not value_scale_eps > 0:
+            raise ValueError(f"pri_eta must be in [0, 1] and value_scale_eps > 0; got {pri_eta}, {value_scale_eps}.")
+        super().__init__(
+            discount=discount,
+            batch_size=(batch_T + warmup_T) * batch_B,
+            min_steps_learn=min_steps_learn,
+            delta_clip=delta_clip,
+            replay_size=replay_size,
+            replay_ratio=replay_ratio,
+            target_update_interval=target_update_interval,
+            n_step_return=n_step_return,
+            learning_rate=learning_rate,
+            OptimCls=OptimCls,
+            optim_kwargs=dict(eps=1e-3) if optim_kwargs is None else optim_kwargs,  # rlpyt's (for Adam)
+            initial_optim_state_dict=initial_optim_state_dict,
+            clip_grad_norm=clip_grad_norm,
+            eps_steps=eps_steps,
+            double_dqn=double_dqn,
+            ReplayBufferCls=ReplayBufferCls,
+            prioritized_replay=prioritized_replay,
+            pri_alpha=pri_alpha,
+            pri_beta_init=pri_beta_init,
+            pri_beta_final=pri_beta_final,
+            pri_beta_steps=pri_beta_steps,
+            default_priority=default_priority,
+            updates_per_sync=updates_per_sync,
+        )
+        self.batch_T = batch_T
+        self.batch_B = batch_B
+        self.warmup_T = warmup_T
+        self.store_rnn_state_interval = store_rnn_state_interval
+        self.pri_eta = pri_eta
+        self.input_priorities = input_priorities
+        if input_priority_shift is None:  # the start whose warm-up precedes the new samples
+            input_priority_shift = warmup_T // max(1, store_rnn_state_interval)
+        self.input_priority_shift = input_priority_shift
+        self.value_scale_eps = value_scale_eps
+
+    def check_agent(self, agent: Any) -> None:
+        if not getattr(agent, "recurrent", False):
+            raise TypeError(
+                f"R2D1 trains recurrent agents (R2d1Agent, AtariR2d1Agent); got {type(agent).__name__}. Use DQN for "
+                "feedforward agents."
+            )
+
+    # --- replay -----------------------------------------------------------------------------------
+
+    def initialize_replay_buffer(self, examples: Any, batch_spec: Any) -> None:
+        """A sequence replay of ``warmup_T + batch_T``-step sequences, storing the agent's state every
+        ``store_rnn_state_interval`` steps; frame-based for stacked image frames, prioritized with
+        ``prioritized_replay``, or ``ReplayBufferCls``."""
+        example = self.examples_to_buffer(examples)
+        if self.store_rnn_state_interval > 0:
+            example = self._with_rnn_state(example, examples["agent_info"].prev_rnn_state)
+        replay_kwargs: dict[str, Any] = dict(
+            example=example,
+            size=int(self.replay_size),
+            B=batch_spec.B,
+            rnn_state_interval=self.store_rnn_state_interval,
+            batch_T=self.batch_T + self.warmup_T,
+            discount=self.discount,
+            n_step_return=self.n_step_return,
+            mid_batch_reset=self.mid_batch_reset,
+        )
+        if self.prioritized_replay:
+            replay_kwargs.update(
+                alpha=self.pri_alpha,
+                beta=self.pri_beta_init,
+                default_priority=self.default_priority,
+                input_priorities=self.input_priorities,
+                input_priority_shift=self.input_priority_shift,
+            )
+        ReplayCls = self.ReplayBufferCls
+        if ReplayCls is None:
+            frames = is_frame_stack(example.observation)
+            if self.prioritized_replay:
+                ReplayCls = PrioritizedSequenceReplayFrameBuffer if frames else PrioritizedSequenceReplayBuffer
+            else:
+                ReplayCls = UniformSequenceReplayFrameBuffer if frames else UniformSequenceReplayBuffer
+        _log.info("R2D1 replay: %s of %d steps.", ReplayCls.__name__, replay_kwargs["size"])
+        self.replay_buffer = ReplayCls(**replay_kwargs)
+
+    @staticmethod
+    def _with_rnn_state(rows: Any, prev_rnn_state: Any) -> Any:
+        Cls = SamplesToBufferTlRnn if "timeout" in rows._fields else SamplesToBufferRnn
+        return Cls(*rows, prev_rnn_state=prev_rnn_state)
+
+    def samples_to_buffer(self, samples: Any) -> Any:
+        """The replay's rows, with the agent's recorded states, and the input priorities if used."""
+        rows = super().samples_to_buffer(samples)
+        if self.store_rnn_state_interval > 0:
+            rows = self._with_rnn_state(rows, samples.agent.agent_info.prev_rnn_state)
+        if self.prioritized_replay and self.input_priorities:
+            rows = PrioritiesSamplesToBuffer(priorities=self.compute_input_priorities(samples), samples=rows)
+        return rows
+
+    def compute_input_priorities(self, samples: Any) -> Any:
+        """A priority per env for the sequence these samples end, from the Q-values the online network
+        gave while sampling: n-step TD errors of the steps whose window and bootstrap state lie in the
+        batch (through the value rescaling), combined as ``pri_eta * max + (1 - pri_eta) * mean``.
+        Batches shorter than ``n_step_return + 1`` steps get the running default."""
+        q = torch.as_tensor(samples.agent.agent_info.q)
+        action = torch.as_tensor(samples.agent.action)
+        reward = torch.as_tensor(samples.env.reward, dtype=torch.float32)
+        done = torch.as_tensor(samples.env.done)
+        n, T = self.n_step_return, q.shape[0]
+        if T <= n:
+            return torch.full((q.shape[1],), self.replay_buffer.sampling.max_priority)
+        return_n, done_n = discount_return_n_step(reward, done, n, self.discount)
+        return_n, done_n = return_n[: T - n], done_n[: T - n]
+        bootstrap = inv_value_rescale(q[n:].max(dim=-1).values, self.value_scale_eps)
+        y = value_rescale(return_n + (1 - done_n.float()) * self.discount**n * bootstrap, self.value_scale_eps)
+        delta = (select_at_indexes(action[: T - n], q[: T - n]) - y).abs()
+        if self.delta_clip is not None:
+            delta = delta.clamp(max=self.delta_clip)
+        valid = torch.ones_like(delta) if self.mid_batch_reset else valid_from_done(done[: T - n])
+        return self._sequence_priorities(delta, valid)
+
+    def _sequence_priorities(self, abs_delta: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+        max_d = (abs_delta * valid).max(dim=0).values
+        mean_d = valid_mean(abs_delta, valid, dim=0)
+        return self.pri_eta * max_d + (1 - self.pri_eta) * mean_d
+
+    # --- optimisation -----------------------------------------------------------------------------
+
+    def optimize_agent(self, itr: int, samples: Any = None, sampler_itr: int | None = None) -> Any:
+        """Append ``samples`` (with input priorities), then ``updates_per_optimize`` gradient steps on
+        ``batch_B`` sequences each (none before ``min_steps_learn``)."""
+        itr = itr if sampler_itr is None else sampler_itr
+        if samples is not None:
+            self.replay_buffer.append_samples(self.samples_to_buffer(samples))
+        self.update_itr_hyperparams(itr)
+        opt_info = OptInfo(*([] for _ in OptInfo._fields))
+        if itr < self.min_itr_learn:
+            return opt_info
+        for _ in range(self.updates_per_optimize):
+            samples_from_replay = self.replay_buffer.sample_batch(self.batch_B)
+            loss, td_abs_errors, priorities = self.loss(samples_from_replay)
+            self.optimizer.zero_grad()
+            loss.backward()
+            grad_norm = torch.nn.utils.clip_grad_norm_(self.agent.parameters(), self.clip_grad_norm)
+            self.optimizer.step()
+            if self.prioritized_replay:
+                self.replay_buffer.update_batch_priorities(priorities)
+            self.update_counter += 1
+            if self.update_counter % self.target_update_interval == 0:
+                self.agent.update_target(self.target_update_tau)
+            opt_info.loss.append(loss.item())
+            opt_info.gradNorm.append(grad_norm.item())
+            opt_info.tdAbsErr.append(td_abs_errors.mean().item())
+            opt_info.priority.extend(priorities.tolist())
+        return opt_info
+
+    def loss(self, samples: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:  # type: ignore[override]
+        """Loss over a batch of sequences ``[warmup_T + batch_T (+ n), batch_B]``; returns ``(loss, |TD
+        error| [batch_T, batch_B] (0 where not trained), new priorities [batch_B])``."""
+        wT, bT, n = self.warmup_T, self.batch_T, self.n_step_return
+        # Previous actions and rewards as the agent saw them when sampling (at an episode's first step,
+        # the previous episode's last ones; see rlrun.samplers.collectors); the state restarts at resets.
+        reset = samples.all_reset.bool()
+        prev_action, prev_reward = samples.all_action, samples.all_reward
+        observation = samples.all_observation
+        init_rnn_state = samples.init_rnn_state
+        if init_rnn_state is not None:  # stored batch-first [B, N, H]; models take [N, B, H]
+            init_rnn_state = buffer_to(
+                buffer_method(buffer_method(init_rnn_state, "transpose", 0, 1), "contiguous"), device=self.agent.device
+            )
+
+        def over(model: Callable[..., tuple[torch.Tensor, Any]], start: int, stop: int | None, state: Any):
+            s = slice(start, stop)
+            return run_with_resets(model, observation[s], prev_action[s], prev_reward[s], state, reset[s])
+
+        agent_state = target_state = init_rnn_state
+        if wT > 0:
+            with torch.no_grad():
+                _, agent_state = over(self.agent, 0, wT, init_rnn_state)
+                _, target_state = over(self.agent.target, 0, wT, init_rnn_state)
+        qs, _ = over(self.agent, wT, None, agent_state)  # [bT + n, B, A]; the loss uses the first bT
+        q = select_at_indexes(samples.all_action[wT + 1 : wT + 1 + bT], qs[:bT])
+        with torch.no_grad():
+            target_qs, _ = over(self.agent.target, wT, None, target_state)
+            if self.double_dqn:
+                target_q_all = select_at_indexes(torch.argmax(qs.detach(), dim=-1), target_qs)
+            else:
+                target_q_all = target_qs.max(dim=-1).values
+            return_ = samples.return_[wT:]
+            done_n = samples.done_n[wT:].float()
+            if "steps_n" in samples._fields:  # windows cut by a time limit bootstrap from the episode's last step
+                steps = samples.steps_n[wT:]
+                offset = torch.where(samples.timeout_n[wT:], steps - 1, torch.full_like(steps, n))
+            else:
+                steps = offset = torch.full(return_.shape, n, dtype=torch.long)
+            rows = torch.arange(bT).unsqueeze(1) + offset  # [bT, B], index into the bT + n target steps
+            target_q = target_q_all.gather(0, rows)
+            y = value_rescale(
+                return_ + (1 - done_n) * self.discount**steps * inv_value_rescale(target_q, self.value_scale_eps),
+                self.value_scale_eps,
+            )
+        delta = y - q
+        abs_delta = delta.abs()
+        losses = 0.5 * delta**2
+        if self.delta_clip is not None:  # Huber: linear beyond delta_clip
+            losses = torch.where(
+                abs_delta <= self.delta_clip, losses, self.delta_clip * (abs_delta - self.delta_clip / 2)
+            )
+        if "is_weights" in samples._fields:
+            losses = losses * samples.is_weights.unsqueeze(0)
+        valid = samples.valid[wT:].float()
+        loss = valid_mean(losses, valid)
+        td_abs_errors = abs_delta.detach()
+        if self.delta_clip is not None:
+            td_abs_errors = td_abs_errors.clamp(max=self.delta_clip)
+        priorities = self._sequence_priorities(td_abs_errors, valid)
+        return loss, td_abs_errors * valid, priorities
+
+    def value_scale(self, x: torch.Tensor) -> torch.Tensor:
+        """rlpyt's name for :func:`value_rescale` with this algorithm's ``value_scale_eps``."""
+        return value_rescale(x, self.value_scale_eps)
+
+    def inv_value_scale(self, z: torch.Tensor) -> torch.Tensor:
+        """rlpyt's name for :func:`inv_value_rescale` with this algorithm's ``value_scale_eps``."""
+        return inv_value_rescale(z, self.value_scale_eps)
