@@ -2,6 +2,7 @@
 
     python benchmarks/learning_cartpole.py                       # PPO, A2C, DQN x seeds 0 1 2, both libraries
     python benchmarks/learning_cartpole.py --algos ppo --libs rlrun --seeds 0
+    python benchmarks/learning_cartpole.py --algos dqn dqn_pri catdqn   # DQN family; SB3 has only DQN
 
 Both libraries use the RL Zoo's tuned CartPole-v1 settings (rlrun's copy is in
 rlrun/experiments/configs/cartpole.py) and are evaluated every ``--eval_every`` steps on 10 whole
@@ -21,6 +22,7 @@ import tempfile
 import time
 
 SOLVED = 475.0
+SB3_ALGOS = ("ppo", "a2c", "dqn")  # rlrun also has "dqn_pri" (prioritized replay) and "catdqn" (C51)
 
 
 def run_rlrun(algo: str, seed: int, eval_every: int) -> dict:
@@ -97,21 +99,24 @@ def main() -> int:
     parser.add_argument("--eval_every", type=int, default=5000)
     args = parser.parse_args()
     runners = {"rlrun": run_rlrun, "sb3": run_sb3}
-    print(f"{'algo':5} {'lib':6} {'seed':>4} {'steps to 475':>13} {'final return':>13} {'wall (s)':>9}")
+    print(f"{'algo':7} {'lib':6} {'seed':>4} {'steps to 475':>13} {'final return':>13} {'wall (s)':>9}")
     table: dict[tuple[str, str], list] = {}
     for algo in args.algos:
         for lib in args.libs:
+            if lib == "sb3" and algo not in SB3_ALGOS:
+                print(f"{algo:7} {lib:6}    - (Stable-Baselines3 has no {algo})")
+                continue
             for seed in args.seeds:
                 result = runners[lib](algo, seed, args.eval_every)
                 solved, final = summarise(result)
                 table.setdefault((algo, lib), []).append((solved, final, result["wall"]))
                 solved_text = "-" if solved is None else f"{int(solved)}"
-                print(f"{algo:5} {lib:6} {seed:>4} {solved_text:>13} {final:>13.1f} {result['wall']:>9.1f}", flush=True)
+                print(f"{algo:7} {lib:6} {seed:>4} {solved_text:>13} {final:>13.1f} {result['wall']:>9.1f}", flush=True)
     print("\nsummary (mean over seeds):")
     for (algo, lib), rows in table.items():
         n_solved = sum(final >= SOLVED for _, final, _ in rows)
         wall = statistics.mean(w for _, _, w in rows)
-        print(f"{algo:5} {lib:6} final>=475 in {n_solved}/{len(rows)} seeds, mean wall {wall:.1f} s")
+        print(f"{algo:7} {lib:6} final>=475 in {n_solved}/{len(rows)} seeds, mean wall {wall:.1f} s")
     return 0
 
 

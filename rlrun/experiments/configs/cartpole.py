@@ -1,4 +1,5 @@
-"""Tuned CartPole-v1 settings for PPO, A2C and DQN, and a builder for a runner that evaluates.
+"""Tuned CartPole-v1 settings for PPO, A2C and DQN (also prioritized, ``"dqn_pri"``, and C51,
+``"catdqn"``), and a builder for a runner that evaluates.
 
 PPO and DQN follow the RL Zoo's tuned CartPole hyperparameters where rlpyt's keywords allow; A2C
 uses batches of 16 x 8 steps with normalised GAE advantages (the Zoo's A2C needs 500k steps). Each
@@ -11,8 +12,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from rlrun.agents.dqn.catdqn_agent import CatDqnAgent
 from rlrun.agents.dqn.dqn_agent import DqnAgent
 from rlrun.agents.pg.categorical import CategoricalPgAgent
+from rlrun.algos.dqn.cat_dqn import CategoricalDQN
 from rlrun.algos.dqn.dqn import DQN
 from rlrun.algos.pg.a2c import A2C
 from rlrun.algos.pg.ppo import PPO
@@ -74,8 +77,21 @@ CONFIGS: dict[str, dict[str, Any]] = {
         agent=dict(eps_final=0.04, model_kwargs=dict(hidden_sizes=(256, 256))),
     ),
 }
+# DQN's settings with prioritized replay (alpha 0.6, beta 0.4 -> 1 over 50M steps: rlpyt's defaults).
+CONFIGS["dqn_pri"] = copy.deepcopy(CONFIGS["dqn"])
+CONFIGS["dqn_pri"]["algo"]["prioritized_replay"] = True
+# C51 with DQN's settings; CartPole pays 1 a step, so with discount 0.99 returns lie in [0, 100).
+CONFIGS["catdqn"] = copy.deepcopy(CONFIGS["dqn"])
+CONFIGS["catdqn"]["algo"].update(V_min=0, V_max=100)
+del CONFIGS["catdqn"]["algo"]["delta_clip"]  # C51's loss is a cross-entropy
 
-_ALGOS = {"ppo": (PPO, CategoricalPgAgent), "a2c": (A2C, CategoricalPgAgent), "dqn": (DQN, DqnAgent)}
+_ALGOS = {
+    "ppo": (PPO, CategoricalPgAgent),
+    "a2c": (A2C, CategoricalPgAgent),
+    "dqn": (DQN, DqnAgent),
+    "dqn_pri": (DQN, DqnAgent),
+    "catdqn": (CategoricalDQN, CatDqnAgent),
+}
 
 
 def build_runner(
@@ -89,7 +105,7 @@ def build_runner(
     SamplerCls: type = SerialSampler,
     eval_n_envs: int | None = None,
 ) -> MinibatchRlEval:
-    """A MinibatchRlEval runner for ``algo`` ("ppo", "a2c" or "dqn") on CartPole-v1.
+    """A MinibatchRlEval runner for ``algo`` (a key of :data:`CONFIGS`) on CartPole-v1.
 
     Evaluates ``eval_episodes`` whole episodes every ``log_interval_steps``. ``overrides`` updates the
     config's ``sampler``, ``algo`` and ``agent`` keyword dicts. ``SamplerCls`` is SerialSampler or a

@@ -2,9 +2,9 @@
 
 "Solved" is as in tests/test_learning.py: an evaluation over 10 whole episodes averaging at least
 475, evaluating every ~5k steps (19 sampler batches of 256), within 50k env steps. The settings are
-DQN's tuned CartPole settings (rlrun.experiments.configs.cartpole) plus the support: CartPole pays
-1 per step, so with discount 0.99 every return lies in [0, 100) and the atoms span ``V_min=0`` to
-``V_max=100`` (51 atoms, the default). The classes keep rlpyt's defaults; only this test sets these.
+DQN's tuned CartPole settings plus the support: CartPole pays 1 per step, so with discount 0.99 every
+return lies in [0, 100) and the atoms span ``V_min=0`` to ``V_max=100`` (51 atoms, the default):
+``rlrun.experiments.configs.cartpole.CONFIGS["catdqn"]``. The classes keep rlpyt's defaults.
 
 The full check (seeds 0, 1, 2 to 50k steps, about 100 s each on an idle core) is marked slow:
 ``python -m pytest -m slow tests/algos/dqn/test_cat_dqn_learning.py``. By default seed 2 runs 10,240
@@ -17,59 +17,18 @@ from __future__ import annotations
 import pytest
 import torch
 
-from rlrun.agents.dqn.catdqn_agent import CatDqnAgent
-from rlrun.algos.dqn.cat_dqn import CategoricalDQN
-from rlrun.envs.gym import make
-from rlrun.runners.minibatch_rl import MinibatchRlEval
-from rlrun.samplers.serial.sampler import SerialSampler
+from rlrun.experiments.configs.cartpole import SOLVED_RETURN, build_runner
 from rlrun.utils.logging import logger
 from rlrun.utils.logging.context import logger_context
 from rlrun.utils.plotting import read_progress
 
-SOLVED_RETURN = 475.0
-EVAL_EPISODES, EVAL_ENVS = 10, 5
-
-# CartPole-v1 settings for CategoricalDQN.
-CARTPOLE_C51: dict[str, dict] = dict(
-    sampler=dict(batch_T=32, batch_B=8),  # 256 steps per iteration
-    algo=dict(
-        V_min=0,  # returns lie in [0, 1 / (1 - discount)) = [0, 100)
-        V_max=100,
-        discount=0.99,
-        batch_size=64,
-        min_steps_learn=1000,
-        replay_size=100_000,
-        replay_ratio=32,  # 128 updates per iteration
-        target_update_interval=20,
-        learning_rate=2.3e-3,
-        eps_steps=8000,
-        double_dqn=True,
-    ),
-    agent=dict(eps_final=0.04, model_kwargs=dict(hidden_sizes=(256, 256))),  # n_atoms=51
-)
+EVAL_EPISODES = 10
 
 
 def evaluation_returns(seed: int, n_steps: int, tmp_path, eval_every: int = 5000) -> list[tuple[int, float]]:
     """``(env steps, average evaluation return)`` of each evaluation of a run."""
     torch.set_num_threads(1)
-    sampler = SerialSampler(
-        EnvCls=make,
-        env_kwargs=dict(id="CartPole-v1"),
-        max_decorrelation_steps=0,
-        eval_n_envs=EVAL_ENVS,
-        eval_max_steps=(EVAL_EPISODES // EVAL_ENVS + 1) * 501 * EVAL_ENVS,
-        eval_max_trajectories=EVAL_EPISODES,
-        **CARTPOLE_C51["sampler"],
-    )
-    runner = MinibatchRlEval(
-        algo=CategoricalDQN(**CARTPOLE_C51["algo"]),
-        agent=CatDqnAgent(**CARTPOLE_C51["agent"]),
-        sampler=sampler,
-        n_steps=n_steps,
-        seed=seed,
-        log_interval_steps=eval_every,
-        affinity=dict(master_torch_threads=1),
-    )
+    runner = build_runner("catdqn", seed, n_steps, eval_every, eval_episodes=EVAL_EPISODES)
     logger.set_console_output(False)
     try:
         with logger_context(str(tmp_path), seed, "catdqn_cartpole", {}, override_prefix=True) as run_dir:
