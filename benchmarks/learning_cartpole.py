@@ -25,29 +25,31 @@ SOLVED = 475.0
 SB3_ALGOS = ("ppo", "a2c", "dqn")  # rlrun also has "dqn_pri" (prioritized replay) and "catdqn" (C51)
 
 
-def run_rlrun(algo: str, seed: int, eval_every: int) -> dict:
+def run_rlrun(algo: str, seed: int, eval_every: int, n_steps: int | None = None) -> dict:
     import torch
 
     from rlrun.experiments.configs.cartpole import CONFIGS, build_runner
     from rlrun.utils.logging import logger
     from rlrun.utils.logging.context import logger_context
-    from rlrun.utils.plotting import read_progress
+    from rlrun.utils.plotting import find_column, read_progress
 
     torch.set_num_threads(1)
-    n_steps = CONFIGS[algo]["n_steps"]
-    runner = build_runner(algo, seed=seed, log_interval_steps=eval_every, affinity=dict(master_torch_threads=1))
+    n_steps = CONFIGS[algo]["n_steps"] if n_steps is None else n_steps
+    runner = build_runner(
+        algo, seed=seed, n_steps=n_steps, log_interval_steps=eval_every, affinity=dict(master_torch_threads=1)
+    )
     with tempfile.TemporaryDirectory() as tmp:
         logger.set_console_output(False)
         with logger_context(tmp, seed, f"{algo}_cartpole", {}, override_prefix=True) as run_dir:
             runner.train()
         logger.set_console_output(True)
         data = read_progress(run_dir)
-    steps, returns = data["Diagnostics/CumSteps"], data["ReturnAverage"]
-    wall = data["CumTrainTime"][-1]  # sampling and optimisation, evaluation excluded
+    steps, returns = data[str(find_column(data, "CumSteps"))], data["ReturnAverage"]
+    wall = data[str(find_column(data, "CumTrainTime"))][-1]  # sampling and optimisation, evaluation excluded
     return dict(curve=list(zip(steps, returns)), wall=wall, n_steps=n_steps)
 
 
-def run_sb3(algo: str, seed: int, eval_every: int) -> dict:
+def run_sb3(algo: str, seed: int, eval_every: int, n_steps: int | None = None) -> dict:
     import torch
     from stable_baselines3 import A2C, DQN, PPO
     from stable_baselines3.common.env_util import make_vec_env
@@ -60,11 +62,11 @@ def run_sb3(algo: str, seed: int, eval_every: int) -> dict:
             "MlpPolicy", env, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20, ent_coef=0.0,
             learning_rate=lambda f: 1e-3 * f, clip_range=lambda f: 0.2 * f, seed=seed, device="cpu",
         )  # fmt: skip
-        n_steps = 100_000
+        budget = 100_000
     elif algo == "a2c":
         env = make_vec_env("CartPole-v1", n_envs=8, seed=seed)
         model = A2C("MlpPolicy", env, ent_coef=0.0, seed=seed, device="cpu")
-        n_steps = 100_000
+        budget = 100_000
     else:
         env = make_vec_env("CartPole-v1", n_envs=1, seed=seed)
         model = DQN(
@@ -72,7 +74,8 @@ def run_sb3(algo: str, seed: int, eval_every: int) -> dict:
             gamma=0.99, target_update_interval=10, train_freq=256, gradient_steps=128, exploration_fraction=0.16,
             exploration_final_eps=0.04, policy_kwargs=dict(net_arch=[256, 256]), seed=seed, device="cpu",
         )  # fmt: skip
-        n_steps = 50_000
+        budget = 50_000
+    n_steps = budget if n_steps is None else n_steps
     eval_env = make_vec_env("CartPole-v1", n_envs=1, seed=seed + 1000)
     curve, wall, done = [], 0.0, 0
     while done < n_steps:
@@ -97,6 +100,7 @@ def main() -> int:
     parser.add_argument("--libs", nargs="+", default=["rlrun", "sb3"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--eval_every", type=int, default=5000)
+    parser.add_argument("--n_steps", type=int, default=None, help="instead of each config's budget (smoke runs)")
     args = parser.parse_args()
     runners = {"rlrun": run_rlrun, "sb3": run_sb3}
     print(f"{'algo':7} {'lib':6} {'seed':>4} {'steps to 475':>13} {'final return':>13} {'wall (s)':>9}")
@@ -107,7 +111,7 @@ def main() -> int:
                 print(f"{algo:7} {lib:6}    - (Stable-Baselines3 has no {algo})")
                 continue
             for seed in args.seeds:
-                result = runners[lib](algo, seed, args.eval_every)
+                result = runners[lib](algo, seed, args.eval_every, args.n_steps)
                 solved, final = summarise(result)
                 table.setdefault((algo, lib), []).append((solved, final, result["wall"]))
                 solved_text = "-" if solved is None else f"{int(solved)}"

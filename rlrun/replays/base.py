@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["BaseReplayBuffer"]
+import numpy as np
+import torch
+
+from rlrun.replays.n_step import NStepReturnStorage
+from rlrun.replays.sampling import PrioritizedSampling
+
+__all__ = ["BaseReplayBuffer", "StorageReplayBuffer", "PrioritizedReplayMethods"]
 
 
 class BaseReplayBuffer:
@@ -23,3 +29,72 @@ class BaseReplayBuffer:
     def sample_batch(self, batch_B: int) -> Any:
         """A training batch of ``batch_B`` entries (torch tensors)."""
         raise NotImplementedError
+
+
+class StorageReplayBuffer(BaseReplayBuffer):
+    """A buffer drawing from an :class:`~rlrun.replays.n_step.NStepReturnStorage` (``self.storage``);
+    exposes the storage's figures under the attribute names of rlpyt's buffers."""
+
+    storage: NStepReturnStorage
+
+    @property
+    def samples(self) -> Any:
+        return self.storage.samples
+
+    @property
+    def T(self) -> int:
+        return self.storage.T
+
+    @property
+    def B(self) -> int:
+        return self.storage.B
+
+    @property
+    def size(self) -> int:
+        return self.storage.size
+
+    @property
+    def t(self) -> int:
+        return self.storage.t
+
+    @property
+    def n_step_return(self) -> int:
+        return self.storage.n_step_return
+
+    @property
+    def discount(self) -> float:
+        return self.storage.discount
+
+
+class PrioritizedReplayMethods:
+    """What a prioritized buffer offers beyond its uniform version; its sampling rule does the work.
+    Put it first among the bases: ``class P(PrioritizedReplayMethods, SomeStorageReplayBuffer)``."""
+
+    storage: NStepReturnStorage
+    sampling: PrioritizedSampling
+
+    def update_batch_priorities(self, priorities: Any) -> None:
+        """Priorities ``[batch_B]`` (numpy or torch, before ``** alpha``) for the entries last drawn."""
+        if isinstance(priorities, torch.Tensor):
+            priorities = priorities.detach().cpu().numpy()
+        self.sampling.update_priorities(self.storage, np.asarray(priorities))
+
+    def set_beta(self, beta: float) -> None:
+        """The importance-sampling exponent for the next batches (DQN and R2D1 anneal it)."""
+        self.sampling.beta = beta
+
+    def is_weights(self) -> torch.Tensor:
+        """The importance-sampling weights ``[batch_B]`` of the batch last drawn (largest 1)."""
+        return torch.from_numpy(self.sampling.is_weights())
+
+    @property
+    def alpha(self) -> float:
+        return self.sampling.alpha
+
+    @property
+    def beta(self) -> float:
+        return self.sampling.beta
+
+    @property
+    def default_priority(self) -> float:
+        return self.sampling.default_priority

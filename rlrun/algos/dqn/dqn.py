@@ -61,6 +61,7 @@ class DQN(RlAlgorithm):
     """
 
     opt_info_fields = OptInfo._fields
+    OptInfoCls: Any = OptInfo
 
     def __init__(
         self,
@@ -222,28 +223,41 @@ class DQN(RlAlgorithm):
         if samples is not None:
             self.replay_buffer.append_samples(self.samples_to_buffer(samples))
         self.update_itr_hyperparams(itr)
-        opt_info = OptInfo(*([] for _ in OptInfo._fields))
+        opt_info = self.OptInfoCls(*([] for _ in self.OptInfoCls._fields))
         if itr < self.min_itr_learn:
             return opt_info
-
         for _ in range(self.updates_per_optimize):
-            samples_from_replay = self.replay_buffer.sample_batch(self.batch_size)  # the agent moves its inputs
-            loss, td_abs_errors = self.loss(samples_from_replay)
-
-            self.optimizer.zero_grad()
-            loss.backward()
-            grad_norm = torch.nn.utils.clip_grad_norm_(self.agent.parameters(), self.clip_grad_norm)
-            self.optimizer.step()
-            if self.prioritized_replay:
-                self.replay_buffer.update_batch_priorities(td_abs_errors)
-            self.update_counter += 1
-            if self.update_counter % self.target_update_interval == 0:
-                self.agent.update_target(self.target_update_tau)
-
-            opt_info.loss.append(loss.item())
-            opt_info.gradNorm.append(grad_norm.item())
-            opt_info.tdAbsErr.append(td_abs_errors.mean().item())
+            self.train_step(opt_info)
         return opt_info
+
+    def train_step(self, opt_info: Any) -> torch.Tensor:
+        """One gradient step on a replay batch: the loss, the step, the new priorities, the target copy
+        when due, and the step's figures appended to ``opt_info``. Returns the new priorities."""
+        samples_from_replay = self.sample_replay()  # the agent moves its inputs
+        loss, td_abs_errors, priorities = self.loss_and_priorities(samples_from_replay)
+        self.optimizer.zero_grad()
+        loss.backward()
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.agent.parameters(), self.clip_grad_norm)
+        self.optimizer.step()
+        if self.prioritized_replay:
+            self.replay_buffer.update_batch_priorities(priorities)
+        self.update_counter += 1
+        if self.update_counter % self.target_update_interval == 0:
+            self.agent.update_target(self.target_update_tau)
+        opt_info.loss.append(loss.item())
+        opt_info.gradNorm.append(grad_norm.item())
+        opt_info.tdAbsErr.append(td_abs_errors.mean().item())
+        return priorities
+
+    def sample_replay(self) -> Any:
+        """A training batch from the replay: ``batch_size`` transitions."""
+        return self.replay_buffer.sample_batch(self.batch_size)
+
+    def loss_and_priorities(self, samples: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(loss, |TD error| per sample, new priorities)``: DQN's priorities are the ``|TD error|``
+        :meth:`loss` returns (so a subclass overriding ``loss`` keeps prioritized replay working)."""
+        loss, td_abs_errors = self.loss(samples)
+        return loss, td_abs_errors, td_abs_errors
 
     def loss(self, samples: Any) -> tuple[torch.Tensor, torch.Tensor]:
         """Mean Huber (or squared) TD error over a replay batch ``[batch_B]``, each sample's term weighted

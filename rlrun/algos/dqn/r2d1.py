@@ -116,6 +116,7 @@ class R2D1(DQN):
     """
 
     opt_info_fields = OptInfo._fields
+    OptInfoCls: Any = OptInfo
 
     def __init__(
         self,
@@ -209,7 +210,15 @@ class R2D1(DQN):
         ``prioritized_replay``, or ``ReplayBufferCls``."""
         example = self.examples_to_buffer(examples)
         if self.store_rnn_state_interval > 0:
-            example = self._with_rnn_state(example, examples["agent_info"].prev_rnn_state)
+            agent_info = examples["agent_info"]
+            if "prev_rnn_state" not in getattr(agent_info, "_fields", ()):
+                raise ValueError(
+                    f"R2D1 stores the agent's recurrent state every {self.store_rnn_state_interval} steps, but the "
+                    f"agent's step records no agent_info.prev_rnn_state (fields: {getattr(agent_info, '_fields', None)}). "
+                    "Record the state each step started from, batch-first, as R2d1Agent does, or set "
+                    "store_rnn_state_interval=0 to start every replayed sequence from zeros."
+                )
+            example = self._with_rnn_state(example, agent_info.prev_rnn_state)
         replay_kwargs: dict[str, Any] = dict(
             example=example,
             size=int(self.replay_size),
@@ -281,33 +290,18 @@ class R2D1(DQN):
 
     # --- optimisation -----------------------------------------------------------------------------
 
-    def optimize_agent(self, itr: int, samples: Any = None, sampler_itr: int | None = None) -> Any:
-        """Append ``samples`` (with input priorities), then ``updates_per_optimize`` gradient steps on
-        ``batch_B`` sequences each (none before ``min_steps_learn``)."""
-        itr = itr if sampler_itr is None else sampler_itr
-        if samples is not None:
-            self.replay_buffer.append_samples(self.samples_to_buffer(samples))
-        self.update_itr_hyperparams(itr)
-        opt_info = OptInfo(*([] for _ in OptInfo._fields))
-        if itr < self.min_itr_learn:
-            return opt_info
-        for _ in range(self.updates_per_optimize):
-            samples_from_replay = self.replay_buffer.sample_batch(self.batch_B)
-            loss, td_abs_errors, priorities = self.loss(samples_from_replay)
-            self.optimizer.zero_grad()
-            loss.backward()
-            grad_norm = torch.nn.utils.clip_grad_norm_(self.agent.parameters(), self.clip_grad_norm)
-            self.optimizer.step()
-            if self.prioritized_replay:
-                self.replay_buffer.update_batch_priorities(priorities)
-            self.update_counter += 1
-            if self.update_counter % self.target_update_interval == 0:
-                self.agent.update_target(self.target_update_tau)
-            opt_info.loss.append(loss.item())
-            opt_info.gradNorm.append(grad_norm.item())
-            opt_info.tdAbsErr.append(td_abs_errors.mean().item())
-            opt_info.priority.extend(priorities.tolist())
-        return opt_info
+    def sample_replay(self) -> Any:
+        """A training batch from the replay: ``batch_B`` sequences."""
+        return self.replay_buffer.sample_batch(self.batch_B)
+
+    def loss_and_priorities(self, samples: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        return self.loss(samples)
+
+    def train_step(self, opt_info: Any) -> torch.Tensor:
+        """DQN's gradient step; ``opt_info.priority`` also gets the new sequence priorities."""
+        priorities = super().train_step(opt_info)
+        opt_info.priority.extend(priorities.tolist())
+        return priorities
 
     def loss(self, samples: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:  # type: ignore[override]
         """Loss over a batch of sequences ``[warmup_T + batch_T (+ n), batch_B]``; returns ``(loss, |TD

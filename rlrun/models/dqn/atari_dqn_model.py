@@ -6,13 +6,13 @@ from collections.abc import Sequence
 
 import torch
 
-from rlrun.models.conv2d import Conv2dModel
+from rlrun.models.conv2d import Conv2dHeadModel, Conv2dModel
 from rlrun.models.dqn.dueling import DuelingHeadModel
 from rlrun.models.mlp import MlpModel
 from rlrun.models.utils import frames_to_float
 from rlrun.utils.tensor import restore_leading_dims
 
-__all__ = ["AtariDqnModel", "nature_dqn_conv"]
+__all__ = ["AtariDqnModel", "nature_dqn_conv", "nature_dqn_conv_head"]
 
 
 def nature_dqn_conv(
@@ -32,6 +32,27 @@ def nature_dqn_conv(
         strides=strides or [4, 2, 1],
         paddings=paddings or [0, 1, 1],
         use_maxpool=use_maxpool,
+    )
+
+
+def nature_dqn_conv_head(
+    image_shape: Sequence[int],
+    fc_sizes: int | Sequence[int],
+    use_maxpool: bool = False,
+    channels: Sequence[int] | None = None,
+    kernel_sizes: Sequence[int] | None = None,
+    strides: Sequence[int] | None = None,
+    paddings: Sequence[int] | None = None,
+) -> Conv2dHeadModel:
+    """:func:`nature_dqn_conv`'s convolutions followed by ``fc_sizes`` ReLU units (R2D1's trunk)."""
+    return Conv2dHeadModel(
+        image_shape=image_shape,
+        channels=channels or [32, 64, 64],
+        kernel_sizes=kernel_sizes or [8, 4, 3],
+        strides=strides or [4, 2, 1],
+        paddings=paddings or [0, 1, 1],
+        use_maxpool=use_maxpool,
+        hidden_sizes=fc_sizes,
     )
 
 

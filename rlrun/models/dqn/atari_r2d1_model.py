@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from rlrun.models.conv2d import Conv2dHeadModel
+from rlrun.models.dqn.atari_dqn_model import nature_dqn_conv_head
 from rlrun.models.dqn.dueling import DuelingHeadModel
 from rlrun.models.lstm import RnnState, lstm_over_sequence
 from rlrun.models.mlp import MlpModel
@@ -44,15 +44,7 @@ class AtariR2d1Model(torch.nn.Module):
     ) -> None:
         super().__init__()
         self.dueling = dueling
-        self.conv = Conv2dHeadModel(
-            image_shape=image_shape,
-            channels=channels or [32, 64, 64],
-            kernel_sizes=kernel_sizes or [8, 4, 3],
-            strides=strides or [4, 2, 1],
-            paddings=paddings or [0, 1, 1],
-            use_maxpool=use_maxpool,
-            hidden_sizes=fc_size,
-        )
+        self.conv = nature_dqn_conv_head(image_shape, fc_size, use_maxpool, channels, kernel_sizes, strides, paddings)
         self.lstm = torch.nn.LSTM(self.conv.output_size + output_size + 1, lstm_size)
         if dueling:
             self.head: torch.nn.Module = DuelingHeadModel(lstm_size, head_size, output_size)

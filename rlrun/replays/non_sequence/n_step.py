@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from rlrun.agents.base import AgentInputs
-from rlrun.replays.base import BaseReplayBuffer
+from rlrun.replays.base import StorageReplayBuffer
 from rlrun.replays.n_step import NStepReturnStorage
 from rlrun.replays.sampling import SamplingRule, UniformSampling
 from rlrun.utils.buffer import torchify_buffer
@@ -23,7 +23,7 @@ SamplesFromReplayTl = namedarraytuple(
 )
 
 
-class NStepReturnBuffer(BaseReplayBuffer):
+class NStepReturnBuffer(StorageReplayBuffer):
     """Draws transitions ``(s_t, a_t, n-step return, s_{t+n})`` from an :class:`NStepReturnStorage` (or a
     subclass such as :class:`~rlrun.replays.frame.NStepFrameStorage`) with a sampling rule
     (:mod:`rlrun.replays.sampling`).
@@ -88,32 +88,3 @@ class NStepReturnBuffer(BaseReplayBuffer):
         prev_action[new_episode] = 0
         prev_reward[new_episode] = 0
         return AgentInputs(self.storage.extract_observation(T_idxs, B_idxs), prev_action, prev_reward)
-
-    # rlpyt's buffers expose these directly.
-    @property
-    def samples(self) -> Any:
-        return self.storage.samples
-
-    @property
-    def T(self) -> int:
-        return self.storage.T
-
-    @property
-    def B(self) -> int:
-        return self.storage.B
-
-    @property
-    def size(self) -> int:
-        return self.storage.size
-
-    @property
-    def t(self) -> int:
-        return self.storage.t
-
-    @property
-    def n_step_return(self) -> int:
-        return self.storage.n_step_return
-
-    @property
-    def discount(self) -> float:
-        return self.storage.discount

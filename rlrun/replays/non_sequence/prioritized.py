@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-import torch
-
+from rlrun.replays.base import PrioritizedReplayMethods
 from rlrun.replays.n_step import NStepReturnStorage
 from rlrun.replays.non_sequence.n_step import NStepReturnBuffer, SamplesFromReplay, SamplesFromReplayTl
 from rlrun.replays.sampling import PrioritizedSampling
@@ -18,7 +16,7 @@ SamplesFromReplayPri = namedarraytuple("SamplesFromReplayPri", SamplesFromReplay
 SamplesFromReplayTlPri = namedarraytuple("SamplesFromReplayTlPri", SamplesFromReplayTl._fields + ("is_weights",))
 
 
-class PrioritizedReplayBuffer(NStepReturnBuffer):
+class PrioritizedReplayBuffer(PrioritizedReplayMethods, NStepReturnBuffer):
     """Stores the last ``size`` steps of ``B`` envs; ``sample_batch`` draws transitions in proportion to
     ``priority ** alpha`` (see :class:`~rlrun.replays.sampling.PrioritizedSampling`).
 
@@ -50,26 +48,4 @@ class PrioritizedReplayBuffer(NStepReturnBuffer):
         """``batch_B`` transitions drawn by priority, with their ``is_weights``."""
         batch = super().sample_batch(batch_B)
         Cls = SamplesFromReplayTlPri if "steps_n" in batch._fields else SamplesFromReplayPri
-        return Cls(*batch, is_weights=torch.from_numpy(self.sampling.is_weights()))
-
-    def update_batch_priorities(self, priorities: Any) -> None:
-        """Priorities ``[batch_B]`` (numpy or torch, before ``** alpha``) for the batch last drawn."""
-        if isinstance(priorities, torch.Tensor):
-            priorities = priorities.detach().cpu().numpy()
-        self.sampling.update_priorities(self.storage, np.asarray(priorities))
-
-    def set_beta(self, beta: float) -> None:
-        """The importance-sampling exponent for the next batches (DQN anneals it)."""
-        self.sampling.beta = beta
-
-    @property
-    def alpha(self) -> float:
-        return self.sampling.alpha
-
-    @property
-    def beta(self) -> float:
-        return self.sampling.beta
-
-    @property
-    def default_priority(self) -> float:
-        return self.sampling.default_priority
+        return Cls(*batch, is_weights=self.is_weights())

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from rlrun.replays.base import BaseReplayBuffer
+from rlrun.replays.base import StorageReplayBuffer
 from rlrun.replays.n_step import NStepReturnStorage
 from rlrun.replays.rnn_state import RnnStateStore
 from rlrun.replays.sampling import PrioritizedSampling, UniformSampling
@@ -38,7 +38,7 @@ SamplesFromReplayTl = namedarraytuple(
 )
 
 
-class SequenceNStepReturnBuffer(BaseReplayBuffer):
+class SequenceNStepReturnBuffer(StorageReplayBuffer):
     """Draws sequences of ``batch_T`` steps for recurrent agents (R2D1).
 
     ``example`` is one step of what is stored, as for the single-transition replays, plus
@@ -180,35 +180,6 @@ class SequenceNStepReturnBuffer(BaseReplayBuffer):
                 steps_n=extract_sequences(st.samples_steps_n, T_idxs, B_idxs, T),
             )
         return torchify_buffer(batch)
-
-    # rlpyt's buffers expose these directly.
-    @property
-    def samples(self) -> Any:
-        return self.storage.samples
-
-    @property
-    def T(self) -> int:
-        return self.storage.T
-
-    @property
-    def B(self) -> int:
-        return self.storage.B
-
-    @property
-    def size(self) -> int:
-        return self.storage.size
-
-    @property
-    def t(self) -> int:
-        return self.storage.t
-
-    @property
-    def n_step_return(self) -> int:
-        return self.storage.n_step_return
-
-    @property
-    def discount(self) -> float:
-        return self.storage.discount
 
 
 def _without_state(samples: Any) -> Any:

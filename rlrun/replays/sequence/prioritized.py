@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-import torch
-
+from rlrun.replays.base import PrioritizedReplayMethods
 from rlrun.replays.sampling import PrioritizedSampling, UniformSampling
 from rlrun.replays.sequence.n_step import SamplesFromReplay, SamplesFromReplayTl, SequenceNStepReturnBuffer
 from rlrun.utils.collections import namedarraytuple
@@ -17,7 +15,7 @@ SamplesFromReplayPri = namedarraytuple("SamplesFromReplayPri", SamplesFromReplay
 SamplesFromReplayTlPri = namedarraytuple("SamplesFromReplayTlPri", SamplesFromReplayTl._fields + ("is_weights",))
 
 
-class PrioritizedSequenceReplayBuffer(SequenceNStepReturnBuffer):
+class PrioritizedSequenceReplayBuffer(PrioritizedReplayMethods, SequenceNStepReturnBuffer):
     """Sequences drawn in proportion to ``priority ** alpha``; one priority per possible start (a row where
     the recurrent state was stored), so a tree over ``T / rnn_state_interval`` slots per env.
 
@@ -71,22 +69,4 @@ class PrioritizedSequenceReplayBuffer(SequenceNStepReturnBuffer):
             raise ValueError(f"A prioritized sequence replay draws sequences of its fixed batch_T={self.batch_T}.")
         batch = super().sample_batch(batch_B)
         Cls = SamplesFromReplayTlPri if "steps_n" in batch._fields else SamplesFromReplayPri
-        return Cls(*batch, is_weights=torch.from_numpy(self.sampling.is_weights()))
-
-    def update_batch_priorities(self, priorities: Any) -> None:
-        """Priorities ``[batch_B]`` (numpy or torch, before ``** alpha``) for the sequences last drawn."""
-        if isinstance(priorities, torch.Tensor):
-            priorities = priorities.detach().cpu().numpy()
-        self.sampling.update_priorities(self.storage, np.asarray(priorities))
-
-    def set_beta(self, beta: float) -> None:
-        """The importance-sampling exponent for the next batches (R2D1 anneals it)."""
-        self.sampling.beta = beta
-
-    @property
-    def alpha(self) -> float:
-        return self.sampling.alpha
-
-    @property
-    def beta(self) -> float:
-        return self.sampling.beta
+        return Cls(*batch, is_weights=self.is_weights())

@@ -239,3 +239,40 @@ def test_input_priorities_from_recorded_q_values():
     d1 = abs(4.0 - h(2.0))  # step 1 ends the episode
     assert p.shape == (1,)
     assert p.item() == pytest.approx(0.5 * max(d0, d1) + 0.5 * (d0 + d1) / 2, rel=1e-5)
+
+
+def test_without_stored_states_sequences_start_from_zeros():
+    torch.manual_seed(0)
+    sampler = SerialSampler(masked_cartpole, {}, batch_T=5, batch_B=2, max_decorrelation_steps=0)
+    agent = R2d1Agent(model_kwargs=dict(hidden_sizes=(8,), lstm_size=4, head_size=8))
+    examples = sampler.initialize(agent, seed=0)
+    algo = R2D1(batch_T=4, batch_B=4, warmup_T=2, store_rnn_state_interval=0, n_step_return=1, min_steps_learn=20,
+                replay_size=500, prioritized_replay=False)  # fmt: skip
+    algo.initialize(agent, 10, sampler.batch_spec, sampler.mid_batch_reset, examples)
+    try:
+        assert algo.replay_buffer.rnn_states is None
+        for itr in range(4):
+            agent.sample_mode(itr)
+            samples, _ = sampler.obtain_samples(itr)
+            agent.train_mode(itr)
+            info = algo.optimize_agent(itr, samples)
+        assert info.loss and algo.replay_buffer.sample_batch(3).init_rnn_state is None
+    finally:
+        sampler.shutdown()
+
+
+def test_an_agent_that_records_no_state_is_refused_with_the_fix():
+    class NoStateAgent(R2d1Agent):
+        def step(self, observation, prev_action, prev_reward):
+            step = super().step(observation, prev_action, prev_reward)
+            return step._replace(agent_info=Q(q=step.agent_info.q))
+
+    Q = namedarraytuple("Q", ["q"])
+    sampler = SerialSampler(masked_cartpole, {}, batch_T=5, batch_B=2, max_decorrelation_steps=0)
+    agent = NoStateAgent(model_kwargs=dict(hidden_sizes=(8,), lstm_size=4, head_size=8))
+    examples = sampler.initialize(agent, seed=0)
+    try:
+        with pytest.raises(ValueError, match="store_rnn_state_interval=0"):
+            R2D1(replay_size=500).initialize(agent, 10, sampler.batch_spec, examples=examples)
+    finally:
+        sampler.shutdown()

@@ -12,12 +12,8 @@ against a lower bar, runs by default.
 from __future__ import annotations
 
 import pytest
-import torch
+from masked_cartpole import evaluation_curve
 from r2d1_cartpole import build_runner
-
-from rlrun.utils.logging import logger
-from rlrun.utils.logging.context import logger_context
-from rlrun.utils.plotting import read_progress
 
 SOLVED_RETURN = 475.0
 EVAL_EVERY = 5000
@@ -27,23 +23,14 @@ BUDGET = 150_000
 FAST_STEPS, FAST_RETURN = 20_000, 120.0
 
 
-def evaluation_curve(seed: int, n_steps: int, tmp_path) -> list[tuple[int, float]]:
+def run_curve(seed: int, n_steps: int, tmp_path) -> list[tuple[float, float]]:
     """``(cumulative env steps, evaluation return)`` every EVAL_EVERY steps of one training run."""
-    torch.set_num_threads(1)
-    runner = build_runner(seed, n_steps, EVAL_EVERY)
-    logger.set_console_output(False)
-    try:
-        with logger_context(str(tmp_path), seed, "r2d1_masked_cartpole", {}, override_prefix=True) as run_dir:
-            runner.train()
-    finally:
-        logger.set_console_output(True)
-    progress = read_progress(run_dir)
-    return list(zip(progress["Diagnostics/CumSteps"], progress["ReturnAverage"]))
+    return evaluation_curve(build_runner(seed, n_steps, EVAL_EVERY), seed, str(tmp_path), "r2d1_masked_cartpole")
 
 
 @pytest.mark.timeout(240)
 def test_r2d1_learns_masked_cartpole_far_beyond_random_and_memoryless_seed_2(tmp_path):
-    curve = evaluation_curve(2, FAST_STEPS, tmp_path)
+    curve = run_curve(2, FAST_STEPS, tmp_path)
     assert max(r for _s, r in curve) >= FAST_RETURN, f"evaluation returns: {curve}"
 
 
@@ -51,7 +38,7 @@ def test_r2d1_learns_masked_cartpole_far_beyond_random_and_memoryless_seed_2(tmp
 @pytest.mark.timeout(1200)
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_r2d1_solves_masked_cartpole_within_its_budget(seed, tmp_path):
-    curve = evaluation_curve(seed, BUDGET, tmp_path)
+    curve = run_curve(seed, BUDGET, tmp_path)
     solved = next((s for s, r in curve if r >= SOLVED_RETURN), None)
     print(f"seed {seed}: solved at {solved} steps; evaluation returns {[(int(s), round(r)) for s, r in curve]}")
     assert solved is not None, f"evaluation returns: {curve}"

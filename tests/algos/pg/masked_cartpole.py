@@ -8,6 +8,7 @@ from typing import Any
 
 import gymnasium
 import numpy as np
+import torch
 
 from rlrun.agents.pg.categorical import RecurrentCategoricalPgAgent
 from rlrun.algos.pg.ppo import PPO
@@ -15,6 +16,9 @@ from rlrun.envs.gym import GymEnvWrapper
 from rlrun.runners.minibatch_rl import MinibatchRlEval
 from rlrun.samplers.collectors import WaitResetCollector
 from rlrun.samplers.serial.sampler import SerialSampler
+from rlrun.utils.logging import logger
+from rlrun.utils.logging.context import logger_context
+from rlrun.utils.plotting import read_progress
 
 POSITIONS = (0, 2)  # cart position and pole angle; 1 and 3 are their velocities
 
@@ -91,3 +95,17 @@ def build_runner(
         log_interval_steps=log_interval_steps,
         affinity=dict(master_torch_threads=1) if affinity is None else affinity,
     )
+
+
+def evaluation_curve(runner: MinibatchRlEval, seed: int, log_dir: str, name: str) -> list[tuple[float, float]]:
+    """Train ``runner`` quietly, logging under ``log_dir``; ``(cumulative env steps, evaluation return)``
+    of each evaluation."""
+    torch.set_num_threads(1)
+    logger.set_console_output(False)
+    try:
+        with logger_context(log_dir, seed, name, {}, override_prefix=True) as run_dir:
+            runner.train()
+    finally:
+        logger.set_console_output(True)
+    progress = read_progress(run_dir)
+    return list(zip(progress["Diagnostics/CumSteps"], progress["ReturnAverage"]))
