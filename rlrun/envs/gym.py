@@ -21,7 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from rlrun.envs.action_rescale import rescale_actions_to_unit
 from rlrun.envs.base import Env, EnvStep
+from rlrun.envs.mujoco_ids import current_mujoco_id
 from rlrun.envs.validation import EnvValidationError, check_action, check_observation, check_reward
 from rlrun.spaces.gym_wrapper import GymSpaceWrapper, field_name
 from rlrun.utils.collections import namedtuple
@@ -256,15 +258,21 @@ def make(
     force_float32: bool = True,
     strict_info: bool = False,
     check_observations: bool = False,
+    rescale_action: bool = True,
     **kwargs: Any,
 ) -> GymEnvWrapper:
     """``gymnasium.make(id, *args, **kwargs)`` wrapped in :class:`GymEnvWrapper`.
 
-    Use it as ``EnvCls`` with ``env_kwargs=dict(id="CartPole-v1")`` in samplers.
+    Use it as ``EnvCls`` with ``env_kwargs=dict(id="CartPole-v1")`` in samplers. rlpyt's MuJoCo ids
+    (``Hopper-v3`` ...) run as v5, with a warning (:mod:`rlrun.envs.mujoco_ids`). With ``rescale_action``
+    a bounded continuous action space becomes ``[-1, 1]``, mapped linearly onto the env's bounds
+    (:mod:`rlrun.envs.action_rescale`).
     """
     import gymnasium
 
-    env = gymnasium.make(id, *args, **kwargs)
+    env = gymnasium.make(current_mujoco_id(id), *args, **kwargs)
+    if rescale_action:
+        env = rescale_actions_to_unit(env)
     return GymEnvWrapper(
         env,
         act_null_value=act_null_value,

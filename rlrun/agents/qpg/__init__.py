@@ -1,0 +1,1 @@
+"""Agents for continuous control with learned critics: DDPG, TD3 and SAC."""
