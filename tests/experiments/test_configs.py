@@ -2,7 +2,8 @@
 
 Every keyword in every section is one that its class takes, and every config trains: its objects
 are built from the dict the way rlpyt's train scripts build them (first at full size, then with
-the sizes shrunk), and the shrunk copy runs two iterations of ``runner.train()`` on real envs.
+the sizes shrunk), and the shrunk copy runs two iterations of ``runner.train()`` on real envs; the
+off-policy ones learn from their replay in the second.
 """
 
 from __future__ import annotations
@@ -21,12 +22,20 @@ import pytest
 
 from rlrun.agents.dqn.atari.atari_catdqn_agent import AtariCatDqnAgent
 from rlrun.agents.dqn.atari.atari_dqn_agent import AtariDqnAgent
-from rlrun.agents.pg.atari import AtariFfAgent
+from rlrun.agents.dqn.atari.atari_r2d1_agent import AtariR2d1Agent
+from rlrun.agents.pg.atari import AtariFfAgent, AtariLstmAgent
 from rlrun.agents.pg.mujoco import MujocoFfAgent
+from rlrun.agents.qpg.ddpg_agent import DdpgAgent
+from rlrun.agents.qpg.sac_agent import SacAgent
+from rlrun.agents.qpg.td3_agent import Td3Agent
 from rlrun.algos.dqn.cat_dqn import CategoricalDQN
 from rlrun.algos.dqn.dqn import DQN
+from rlrun.algos.dqn.r2d1 import R2D1
 from rlrun.algos.pg.a2c import A2C
 from rlrun.algos.pg.ppo import PPO
+from rlrun.algos.qpg.ddpg import DDPG
+from rlrun.algos.qpg.sac import SAC
+from rlrun.algos.qpg.td3 import TD3
 from rlrun.envs.atari.atari_env import AtariEnv, AtariTrajInfo
 from rlrun.envs.gym import make as gym_make
 from rlrun.envs.traj_info import TrajInfo
@@ -53,6 +62,12 @@ class Recipe:
     names: tuple[str, ...]  # the config names the module holds
     # Config names whose train script builds other classes: name -> (AlgoCls, AgentCls).
     other_classes: dict[str, tuple[type, type]] = field(default_factory=dict)
+    # The section the train script passes as eval_env_kwargs (None: no evaluation). rlpyt's DQN and
+    # R2D1 scripts pass "eval_env", its qpg scripts "env" again.
+    eval_env: str | None = None
+    # Whether the train script passes the "model" section as the agent's model_kwargs. rlpyt's qpg
+    # scripts build the agent from "agent" alone (its model_kwargs and q_model_kwargs are there).
+    model_section: bool = True
 
     def classes(self, name: str) -> tuple[type, type]:
         """The algorithm and agent classes rlpyt's train script for config ``name`` builds."""
@@ -66,17 +81,28 @@ RECIPES = {
     "atari.pg.atari_ff_ppo": Recipe(
         PPO, AtariFfAgent, AtariEnv, CpuWaitResetCollector, AtariTrajInfo, "ale_py", ("0",)
     ),
+    # Recurrent agents need wait-reset collectors, which rlpyt's LSTM scripts use too.
+    "atari.pg.atari_lstm_a2c": Recipe(
+        A2C, AtariLstmAgent, AtariEnv, CpuWaitResetCollector, AtariTrajInfo, "ale_py", ("0", "4frame", "like_ff")
+    ),
+    "atari.pg.atari_lstm_ppo": Recipe(
+        PPO, AtariLstmAgent, AtariEnv, CpuWaitResetCollector, AtariTrajInfo, "ale_py", ("0",)
+    ),
     "atari.dqn.atari_dqn": Recipe(
         DQN,
         AtariDqnAgent,
         AtariEnv,
-        CpuResetCollector,  # as rlpyt's serial DQN script; rlrun's DQN refuses wait-reset collectors
+        CpuResetCollector,  # as rlpyt's serial DQN script (its GPU scripts reset between batches)
         AtariTrajInfo,
         "ale_py",
         (
             "dqn",
             "double",
+            "prioritized",
             "dueling",
+            "double_pri_duel",
+            "catdqn",
+            "ernbw",
             "rmsprop",
             "fast_log",
             "short_run",
@@ -86,10 +112,32 @@ RECIPES = {
             "debug",
             "debug_vec_eps",
             "async_big",
-            "catdqn",
-            "ernbw",
         ),
         other_classes={name: (CategoricalDQN, AtariCatDqnAgent) for name in ("catdqn", "ernbw")},
+        eval_env="eval_env",
+    ),
+    "atari.dqn.atari_r2d1": Recipe(
+        R2D1,
+        AtariR2d1Agent,
+        AtariEnv,
+        CpuWaitResetCollector,  # for the GpuWaitResetCollector of rlpyt's synchronous R2D1 script
+        AtariTrajInfo,
+        "ale_py",
+        (
+            "r2d1",
+            "r2d1_long",
+            "r2d1_profile",
+            "r2d1_prof_halftrain",
+            "r2d1_prof_quartertrain",
+            "r2d1_long_4tr",
+            "async_gpu",
+            "r2d1_test",
+            "async_alt_pabti",
+            "async_alt_dgx",
+            "async_alt_got",
+            "async_gpu_dgx",
+        ),
+        eval_env="eval_env",
     ),
     "mujoco.pg.mujoco_a2c": Recipe(A2C, MujocoFfAgent, gym_make, CpuResetCollector, TrajInfo, "mujoco", ("a2c_1M",)),
     "mujoco.pg.mujoco_ppo": Recipe(
@@ -100,6 +148,39 @@ RECIPES = {
         TrajInfo,
         "mujoco",
         ("ppo_1M_serial", "ppo_1M_cpu", "ppo_32ep_1mb"),
+    ),
+    "mujoco.qpg.mujoco_ddpg": Recipe(
+        DDPG,
+        DdpgAgent,
+        gym_make,
+        CpuResetCollector,
+        TrajInfo,
+        "mujoco",
+        ("ddpg_from_td3_1M_serial", "ddpg_from_td3_serial_bstl", "async_serial"),
+        eval_env="env",
+        model_section=False,
+    ),
+    "mujoco.qpg.mujoco_sac": Recipe(
+        SAC,
+        SacAgent,
+        gym_make,
+        CpuResetCollector,
+        TrajInfo,
+        "mujoco",
+        ("sac_1M_serial", "sac_serial_bstl"),
+        eval_env="env",
+        model_section=False,
+    ),
+    "mujoco.qpg.mujoco_td3": Recipe(
+        TD3,
+        Td3Agent,
+        gym_make,
+        CpuResetCollector,
+        TrajInfo,
+        "mujoco",
+        ("td3_1M_serial", "td3_serial_bstl", "async_cpu"),
+        eval_env="env",
+        model_section=False,
     ),
 }
 SKIP_REASONS = {
@@ -115,8 +196,9 @@ def configs_of(module: str) -> dict[str, dict[str, Any]]:
 
 
 def runner_cls(recipe: Recipe, config: dict[str, Any]) -> type:
-    """rlpyt ran DQN (and its variants) under the evaluating runner unless the config has no evaluation envs."""
-    evaluates = issubclass(recipe.AlgoCls, DQN) and config["sampler"].get("eval_n_envs", 0) > 0
+    """rlpyt's scripts that evaluate (DQN and its variants, R2D1, the serial qpg ones) ran the evaluating
+    runner, unless the config has no evaluation envs."""
+    evaluates = recipe.eval_env is not None and config["sampler"].get("eval_n_envs", 0) > 0
     return MinibatchRlEval if evaluates else MinibatchRl
 
 
@@ -156,9 +238,10 @@ def build(recipe: Recipe, name: str, config: dict[str, Any], seed: int | None = 
     config = copy.deepcopy(config)
     AlgoCls, AgentCls = recipe.classes(name)
     eval_kwargs = {}
-    if "eval_env" in config:
-        config["eval_env"]["game"] = config["env"]["game"]  # as rlpyt's DQN scripts do
-        eval_kwargs = dict(eval_env_kwargs=config["eval_env"])
+    if recipe.eval_env == "eval_env":
+        config["eval_env"]["game"] = config["env"]["game"]  # as rlpyt's DQN and R2D1 scripts do
+    if recipe.eval_env is not None:
+        eval_kwargs = dict(eval_env_kwargs=config[recipe.eval_env])
     sampler = SerialSampler(
         EnvCls=recipe.EnvCls,
         env_kwargs=config["env"],
@@ -168,7 +251,8 @@ def build(recipe: Recipe, name: str, config: dict[str, Any], seed: int | None = 
         **config["sampler"],
     )
     algo = AlgoCls(optim_kwargs=config["optim"], **config["algo"])
-    agent = AgentCls(model_kwargs=config["model"], **config["agent"])
+    model_kwargs = dict(model_kwargs=config["model"]) if recipe.model_section else {}
+    agent = AgentCls(**model_kwargs, **config["agent"])
     return runner_cls(recipe, config)(
         algo=algo,
         agent=agent,
@@ -184,14 +268,38 @@ def _like(old: Any, new: int) -> Any:
     return type(old)(new)
 
 
-def shrink(config: dict[str, Any]) -> dict[str, Any]:
-    """A copy with the sizes cut to a two-iteration run on one env; every other value is kept."""
+def takes_replay(AlgoCls: type) -> bool:
+    """Whether ``AlgoCls`` learns from a replay (it takes ``replay_size``)."""
+    return "replay_size" in (accepted_keywords(AlgoCls) or set())
+
+
+def shrink(recipe: Recipe, name: str, config: dict[str, Any]) -> dict[str, Any]:
+    """A copy with the sizes cut to a two-iteration run on one env (on as many as a recurrent PPO agent
+    needs); every other value is kept. Off-policy algorithms get a small replay (also where the config
+    leaves ``replay_size`` and ``min_steps_learn`` at their defaults) and learn in the second iteration."""
     small = copy.deepcopy(config)
+    AlgoCls, AgentCls = recipe.classes(name)
     sampler, algo, runner = small["sampler"], small["algo"], small["runner"]
+
+    def setting(key: str) -> Any:
+        return algo.get(key, keyword_default(AlgoCls, key))
+
     sampler["batch_B"] = 1
+    if issubclass(AlgoCls, PPO) and getattr(AgentCls(), "recurrent", False):
+        sampler["batch_B"] = setting("minibatches")  # a recurrent agent's minibatches are whole envs
     sampler["batch_T"] = min(sampler["batch_T"], max(4, algo.get("minibatches", 1)))  # a step per minibatch
-    if "replay_size" in algo:  # the second iteration must find complete n-step windows in the replay
-        sampler["batch_T"] = max(sampler["batch_T"], algo.get("n_step_return", 1) + 1)
+    replays = takes_replay(AlgoCls)
+    if replays:  # the second iteration must find complete n-step windows in the replay
+        sampler["batch_T"] = max(sampler["batch_T"], setting("n_step_return") + 1)
+    if issubclass(AlgoCls, R2D1):
+        # Short sequences (burn-in, training steps, their count, the stored-state interval), and enough
+        # sampler steps that two batches hold one sequence start with its n-step targets behind it.
+        algo["warmup_T"] = min(setting("warmup_T"), 2)
+        algo["batch_T"] = min(setting("batch_T"), 4)
+        algo["batch_B"] = min(setting("batch_B"), 2)
+        interval = algo["store_rnn_state_interval"] = min(setting("store_rnn_state_interval"), 2)
+        needed = setting("n_step_return") + algo["warmup_T"] + algo["batch_T"] + max(1, interval)
+        sampler["batch_T"] = max(sampler["batch_T"], -(-needed // 2) + 1)
     sampler["max_decorrelation_steps"] = min(sampler["max_decorrelation_steps"], 20)
     if sampler.get("eval_n_envs", 0) > 0:
         sampler["eval_n_envs"] = 1
@@ -201,10 +309,11 @@ def shrink(config: dict[str, Any]) -> dict[str, Any]:
     runner["n_steps"] = _like(runner["n_steps"], 2 * steps)
     if "log_interval_steps" in runner:
         runner["log_interval_steps"] = _like(runner["log_interval_steps"], steps)
-    if "replay_size" in algo:
-        algo["replay_size"] = _like(algo["replay_size"], 100)
-        algo["min_steps_learn"] = _like(algo["min_steps_learn"], steps)  # learn in the second iteration
-        algo["batch_size"] = min(algo["batch_size"], 32)
+    if replays:
+        algo["replay_size"] = _like(algo.get("replay_size", 0), 100)
+        algo["min_steps_learn"] = _like(algo.get("min_steps_learn", 0), steps)  # learn in the second iteration
+        if "batch_size" in algo:  # R2D1's batch is its sequences (batch_B above)
+            algo["batch_size"] = min(algo["batch_size"], 32)
         if "eps_steps" in algo:
             algo["eps_steps"] = _like(algo["eps_steps"], 2 * steps)
     return small
@@ -246,8 +355,12 @@ def test_every_keyword_is_taken_by_its_class(module, name):
         "model": [ModelCls],
         "runner": [runner_cls(recipe, config)],
     }
-    if issubclass(AlgoCls, DQN):
+    if recipe.eval_env == "eval_env":
         targets["eval_env"] = [recipe.EnvCls]
+    if not recipe.model_section:  # no script reads it: rlpyt's sac and td3 configs hold an empty one
+        assert config.get("model", {}) == {}, "a model section that the train script does not pass"
+        del targets["model"]
+        config = {section: values for section, values in config.items() if section != "model"}
     if recipe.EnvCls is gym_make:  # its other keywords go on to the env, past the signature
         assert config["env"]["id"] in gymnasium.registry, f"Gymnasium has no env {config['env']['id']!r}"
     assert set(config) == set(targets), f"sections {sorted(config)}, expected {sorted(targets)}"
@@ -269,7 +382,7 @@ def test_config_builds_and_trains_two_iterations(module, name, tmp_path, monkeyp
     config = configs_of(module)[name]
     build(recipe, name, config)  # at full size: the constructors check the real values (nothing starts yet)
 
-    small = shrink(config)
+    small = shrink(recipe, name, config)
     runner = build(recipe, name, small, seed=0)
     run_name = small["env"]["game"] if "game" in small["env"] else small["env"]["id"]
     with logger_context(str(tmp_path / "runs"), 0, run_name, small) as run_dir:
@@ -279,7 +392,7 @@ def test_config_builds_and_trains_two_iterations(module, name, tmp_path, monkeyp
         rows = list(csv.DictReader(f))
     assert rows, "no diagnostics row was logged"
     assert float(rows[-1]["Diagnostics/CumSteps"]) == small["runner"]["n_steps"]
-    if "replay_size" in small["algo"]:  # the second iteration learns from the replay
+    if takes_replay(recipe.classes(name)[0]):  # the second iteration learns from the replay
         assert float(rows[-1]["Diagnostics/CumUpdates"]) > 0
     with open(f"{run_dir}/params.json") as f:
         params = json.load(f)

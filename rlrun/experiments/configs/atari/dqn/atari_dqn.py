@@ -1,4 +1,5 @@
-"""DQN on Atari: rlpyt's settings for the Nature-DQN agent, its double and dueling variants and C51.
+"""DQN on Atari: rlpyt's settings for the Nature-DQN agent, its double, prioritized and dueling
+variants and C51.
 
 Sections: ``env`` and ``eval_env`` for :class:`~rlrun.envs.atari.atari_env.AtariEnv` (training
 envs lose an episode with each life; evaluation envs play whole games of at most 27k steps; a train
@@ -11,7 +12,14 @@ for ``"no_eval"``).
 
 - ``"dqn"``: 16 envs x 2 steps per batch, training batches of 128 from a 1M-step replay, Adam at
   1e-4, learning from 50k steps on, 50M steps, evaluation every 1M steps.
-- ``"double"``, ``"dueling"``: double-DQN targets; the dueling head.
+- ``"double"``, ``"prioritized"``, ``"dueling"``: double-DQN targets; prioritized replay (rlrun's
+  default alpha 0.6 and beta 0.4 -> 1, as rlpyt's); the dueling head.
+- ``"double_pri_duel"``: all three at once.
+- ``"catdqn"``: Adam at 2.5e-4. ``"ernbw"``: Rainbow without noisy nets: double, dueling,
+  prioritized replay, 3-step returns, Adam at 6.25e-5. Both are for
+  :class:`~rlrun.algos.dqn.cat_dqn.CategoricalDQN` with
+  :class:`~rlrun.agents.dqn.atari.atari_catdqn_agent.AtariCatDqnAgent`, as rlpyt's catdqn train
+  script builds them (``algo``, ``agent`` and ``model`` keywords go to those classes).
 - ``"rmsprop"``: RMSprop (alpha 0.95, eps 1e-6) at 2.5e-4 for 15M steps.
 - ``"fast_log"``, ``"short_run"``, ``"no_eval"``: 15M steps with more frequent and shorter
   evaluations; 15M steps; no evaluation, a log row every 100k steps.
@@ -20,14 +28,8 @@ for ``"no_eval"``).
   batches and per-env exploration epsilons down to 0.001).
 - ``"async_big"``: 256 envs x 4 steps and 10 evaluation envs; rlpyt ran it with its asynchronous
   runner, which rlrun does not have, but it trains under the synchronous runners too.
-- ``"catdqn"``: Adam at 2.5e-4. ``"ernbw"``: Rainbow without noisy nets: double, dueling,
-  prioritized replay, 3-step returns, Adam at 6.25e-5. Both are for
-  :class:`~rlrun.algos.dqn.cat_dqn.CategoricalDQN` with
-  :class:`~rlrun.agents.dqn.atari.atari_catdqn_agent.AtariCatDqnAgent`, as rlpyt's catdqn train
-  script builds them (``algo``, ``agent`` and ``model`` keywords go to those classes).
 
-rlpyt's ``"prioritized"`` and ``"double_pri_duel"`` are not here yet. ``config`` is the base config,
-``configs["dqn"]``.
+The names are in rlpyt's order. ``config`` is the base config, ``configs["dqn"]``.
 """
 
 from __future__ import annotations
@@ -79,7 +81,18 @@ def _derive(base: str, **sections: dict[str, Any]) -> dict[str, Any]:
 
 
 configs["double"] = _derive("dqn", algo=dict(double_dqn=True))
+configs["prioritized"] = _derive("dqn", algo=dict(prioritized_replay=True))
 configs["dueling"] = _derive("dqn", model=dict(dueling=True))
+configs["double_pri_duel"] = _derive(
+    "dqn", algo=dict(double_dqn=True, prioritized_replay=True), model=dict(dueling=True)
+)
+# rlpyt's train script for these two builds CategoricalDQN and AtariCatDqnAgent from them.
+configs["catdqn"] = _derive("dqn", algo=dict(learning_rate=2.5e-4))
+configs["ernbw"] = _derive(
+    "dqn",
+    algo=dict(n_step_return=3, learning_rate=6.25e-5, double_dqn=True, prioritized_replay=True),
+    model=dict(dueling=True),
+)
 # rlpyt's entry gives only the RMSprop keywords (alpha is not an Adam keyword); OptimCls makes the
 # optimizer the one the name and the keywords are for.
 configs["rmsprop"] = _derive(
@@ -107,13 +120,6 @@ configs["debug_vec_eps"] = _derive("debug", sampler=dict(batch_T=4, batch_B=4), 
 # rlpyt set eval_n_envs=10 beside the sections, where no script read it; here it is a sampler keyword.
 configs["async_big"] = _derive(
     "dqn", sampler=dict(batch_T=4, batch_B=256, eval_n_envs=10), algo=dict(prioritized_replay=False)
-)
-# rlpyt's train script for these two builds CategoricalDQN and AtariCatDqnAgent from them.
-configs["catdqn"] = _derive("dqn", algo=dict(learning_rate=2.5e-4))
-configs["ernbw"] = _derive(
-    "dqn",
-    algo=dict(n_step_return=3, learning_rate=6.25e-5, double_dqn=True, prioritized_replay=True),
-    model=dict(dueling=True),
 )
 
 config = configs["dqn"]
