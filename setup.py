@@ -24,6 +24,9 @@ EXTRAS = {
         "pyyaml>=6",
         "ale-py>=0.10",
         "matplotlib>=3.5",
+        "mujoco>=3.0",  # MuJoCo configs, example_2 and the HalfCheetah check
+        "imageio>=2.14",
+        "stable-baselines3>=2.0",  # the benchmarks' side-by-side runs, smoke-tested
         "ruff>=0.5",
         "mypy>=1.10",
     ],

@@ -57,6 +57,21 @@ def test_example_1_dqn_atari_runs_with_evaluation(tmp_path):
 
 
 @pytest.mark.timeout(300)
+def test_example_2_sac_runs_rlpyts_hopper_v3_as_v5_and_learns_and_evaluates(tmp_path):
+    pytest.importorskip("mujoco", reason="example_2 needs MuJoCo (pip install rlrun[mujoco])")
+    args = ["--n_steps", "300", "--min_steps_learn", "100", "--log_interval_steps", "150"]
+    result = run_example("example_2.py", [*args, "--eval_max_trajectories", "10"], tmp_path)
+    check(result)
+    assert "Hopper-v3 runs as Hopper-v5" in result.stderr, result.stderr[-3000:]
+    columns = progress_columns(tmp_path, "example_2")
+    assert {"ReturnAverage", "q1LossAverage", "alphaAverage", "Diagnostics/CumSteps"} <= set(columns)
+    (progress,) = glob.glob(str(tmp_path / "data" / "local" / "*" / "*" / "example_2" / "run_0" / "progress.csv"))
+    with open(progress) as f:
+        rows = [dict(zip(columns, line.strip().split(","))) for line in f.readlines()[1:]]
+    assert float(rows[-1]["Diagnostics/CumSteps"]) == 300 and float(rows[-1]["Diagnostics/CumUpdates"]) > 0
+
+
+@pytest.mark.timeout(300)
 def test_example_3_a2c_atari_serial_runs(tmp_path):
     result = run_example("example_3.py", ["--n_steps", "320", "--log_interval_steps", "160"], tmp_path)
     check(result)

@@ -8,7 +8,14 @@ import torch
 
 from rlrun.utils.tensor import infer_leading_dims
 
-__all__ = ["conv2d_output_shape", "ScaleGrad", "scale_grad", "update_state_dict", "strip_ddp_state_dict"]
+__all__ = [
+    "conv2d_output_shape",
+    "ScaleGrad",
+    "scale_grad",
+    "update_state_dict",
+    "polyak_update",
+    "strip_ddp_state_dict",
+]
 
 
 def _pair(x: int | tuple[int, ...]) -> tuple[int, int]:
@@ -90,3 +97,28 @@ def update_state_dict(
             target.lerp_(source, tau)
         else:
             target.copy_(source)
+
+
+@torch.no_grad()
+def polyak_update(target: torch.nn.Module, source: torch.nn.Module, tau: float) -> None:
+    """``target <- tau * source + (1 - tau) * target`` over parameters and float buffers, in place.
+
+    The same result as ``update_state_dict(target, source.state_dict(), tau)`` for two modules of one
+    architecture, without building state dicts: one fused lerp over all tensors, cheap enough to run
+    after every gradient step (DDPG, TD3, SAC). Integer buffers are copied.
+    """
+    if not 0 < tau <= 1:
+        raise ValueError(f"tau must be in (0, 1] (1 copies, smaller values average softly), got {tau}.")
+    targets = [*target.parameters(), *target.buffers()]
+    sources = [*source.parameters(), *source.buffers()]
+    if len(targets) != len(sources):
+        raise ValueError(
+            f"polyak_update: {type(target).__name__} has {len(targets)} tensors, {type(source).__name__} "
+            f"{len(sources)}; the target must be a copy of the source's architecture."
+        )
+    floats = [(t, s) for t, s in zip(targets, sources) if t.is_floating_point()]
+    if floats:
+        torch._foreach_lerp_([t for t, _ in floats], [s for _, s in floats], tau)
+    for t, s in zip(targets, sources):
+        if not t.is_floating_point():
+            t.copy_(s)

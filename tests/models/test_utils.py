@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from rlrun.models.utils import conv2d_output_shape, scale_grad, strip_ddp_state_dict, update_state_dict
+from rlrun.models.utils import conv2d_output_shape, polyak_update, scale_grad, strip_ddp_state_dict, update_state_dict
 
 
 @pytest.mark.parametrize("k,s,p", [(8, 4, 0), (4, 2, 1), (3, 1, 1), ((3, 5), (2, 1), (0, 2))])
@@ -51,3 +51,28 @@ def test_update_state_dict_refuses_tau_outside_0_1(tau):
 def test_strip_ddp_state_dict_drops_module_prefix():
     sd = {"module.weight": 1, "bias": 2}
     assert strip_ddp_state_dict(sd) == {"weight": 1, "bias": 2}
+
+
+def _bn_mlp() -> torch.nn.Module:
+    return torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
+
+
+@pytest.mark.parametrize("tau", [0.005, 0.3, 1.0])
+def test_polyak_update_equals_update_state_dict(tau):
+    torch.manual_seed(0)
+    source, target = _bn_mlp(), _bn_mlp()
+    source.train()(torch.randn(8, 3))  # moves BatchNorm's running stats and its integer counter
+    expected = _bn_mlp()
+    expected.load_state_dict(target.state_dict())
+    update_state_dict(expected, source.state_dict(), tau)
+    polyak_update(target, source, tau)
+    for (key, want), got in zip(expected.state_dict().items(), target.state_dict().values()):
+        torch.testing.assert_close(got, want, msg=key)
+    assert int(target[1].num_batches_tracked) == 1
+
+
+def test_polyak_update_refuses_other_architectures_and_bad_tau():
+    with pytest.raises(ValueError, match="copy of the source's architecture"):
+        polyak_update(torch.nn.Linear(3, 2), _bn_mlp(), 0.1)
+    with pytest.raises(ValueError, match="tau"):
+        polyak_update(torch.nn.Linear(3, 2), torch.nn.Linear(3, 2), 0.0)

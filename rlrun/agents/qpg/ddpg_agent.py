@@ -11,7 +11,7 @@ from rlrun.agents.base import AgentStep
 from rlrun.agents.qpg.base import QpgAgentBase
 from rlrun.distributions.gaussian import DistInfo, Gaussian
 from rlrun.models.qpg.mlp import MuMlpModel, QofMuMlpModel
-from rlrun.models.utils import update_state_dict
+from rlrun.models.utils import polyak_update
 from rlrun.utils.buffer import buffer_to
 from rlrun.utils.collections import namedarraytuple
 
@@ -96,8 +96,8 @@ class DdpgAgent(QpgAgentBase):
         return AgentStep(action=action, agent_info=agent_info)
 
     def update_target(self, tau: float = 1) -> None:
-        update_state_dict(self.target_model, self.model.state_dict(), tau)
-        update_state_dict(self.target_q_model, self.q_model.state_dict(), tau)
+        polyak_update(self.target_model, self.model, tau)
+        polyak_update(self.target_q_model, self.q_model, tau)
 
     # --- parameters and modes ----------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from rlrun.agents.base import AgentStep
 from rlrun.agents.qpg.base import QpgAgentBase
 from rlrun.distributions.gaussian import DistInfoStd, Gaussian
 from rlrun.models.qpg.mlp import PiMlpModel, QofMuMlpModel
-from rlrun.models.utils import update_state_dict
+from rlrun.models.utils import polyak_update
 from rlrun.utils.buffer import buffer_to
 from rlrun.utils.collections import namedarraytuple, namedtuple
 
@@ -128,8 +128,8 @@ class SacAgent(QpgAgentBase):
         return AgentStep(action=action, agent_info=agent_info)
 
     def update_target(self, tau: float = 1) -> None:
-        update_state_dict(self.target_q1_model, self.q1_model.state_dict(), tau)
-        update_state_dict(self.target_q2_model, self.q2_model.state_dict(), tau)
+        polyak_update(self.target_q1_model, self.q1_model, tau)
+        polyak_update(self.target_q2_model, self.q2_model, tau)
 
     # --- parameters and modes ----------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ import torch
 
 from rlrun.agents.qpg.ddpg_agent import DdpgAgent
 from rlrun.distributions.gaussian import DistInfo, Gaussian
-from rlrun.models.utils import update_state_dict
+from rlrun.models.utils import polyak_update
 
 __all__ = ["Td3Agent"]
 
@@ -79,7 +79,7 @@ class Td3Agent(DdpgAgent):
 
     def update_target(self, tau: float = 1) -> None:
         super().update_target(tau)
-        update_state_dict(self.target_q2_model, self.q2_model.state_dict(), tau)
+        polyak_update(self.target_q2_model, self.q2_model, tau)
 
     def q_parameters(self) -> Iterator[torch.nn.Parameter]:
         """Both critics' parameters (one optimiser trains them on the summed loss)."""

@@ -85,8 +85,8 @@ class DDPG(OffPolicyActorCritic):
     def optim_initialize(self, rank: int = 0) -> None:
         """The policy's and the critic's optimisers (``optim_kwargs`` for both)."""
         self.rank = rank
-        self.mu_optimizer = self.OptimCls(self.agent.mu_parameters(), lr=self.learning_rate, **self.optim_kwargs)
-        self.q_optimizer = self.OptimCls(self.agent.q_parameters(), lr=self.q_learning_rate, **self.optim_kwargs)
+        self.mu_optimizer = self.make_optimizer(self.agent.mu_parameters(), self.learning_rate)
+        self.q_optimizer = self.make_optimizer(self.agent.q_parameters(), self.q_learning_rate)
         if self.initial_optim_state_dict is not None:
             self.load_optim_state_dict(self.initial_optim_state_dict)
 

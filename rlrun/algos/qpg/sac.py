@@ -129,14 +129,14 @@ class SAC(OffPolicyActorCritic):
         """Optimisers for the policy, each critic and (when learned) the temperature."""
         self.rank = rank
         agent = self.agent
-        self.pi_optimizer = self.OptimCls(agent.pi_parameters(), lr=self.learning_rate, **self.optim_kwargs)
-        self.q1_optimizer = self.OptimCls(agent.q1_parameters(), lr=self.learning_rate, **self.optim_kwargs)
-        self.q2_optimizer = self.OptimCls(agent.q2_parameters(), lr=self.learning_rate, **self.optim_kwargs)
+        self.pi_optimizer = self.make_optimizer(agent.pi_parameters(), self.learning_rate)
+        self.q1_optimizer = self.make_optimizer(agent.q1_parameters(), self.learning_rate)
+        self.q2_optimizer = self.make_optimizer(agent.q2_parameters(), self.learning_rate)
         action_dim = int(np.prod(agent.env_spaces.action.shape))
         if self.fixed_alpha is None:
             self._log_alpha = torch.zeros(1, requires_grad=True)
             self._alpha = torch.exp(self._log_alpha.detach())
-            self.alpha_optimizer = self.OptimCls((self._log_alpha,), lr=self.learning_rate, **self.optim_kwargs)
+            self.alpha_optimizer = self.make_optimizer((self._log_alpha,), self.learning_rate)
         else:
             self._log_alpha = torch.tensor([math.log(self.fixed_alpha)])
             self._alpha = torch.tensor([float(self.fixed_alpha)])
@@ -167,7 +167,6 @@ class SAC(OffPolicyActorCritic):
             self.alpha_optimizer.step()
             self._alpha = torch.exp(self._log_alpha.detach())
         agent = self.agent
-        # The policy loss also leaves gradients on the critics; their own steps zero them first.
         pi_grad_norm = clipped_step(self.pi_optimizer, pi_loss, agent.pi_parameters(), self.clip_grad_norm)
         q1_grad_norm = clipped_step(self.q1_optimizer, q1_loss, agent.q1_parameters(), self.clip_grad_norm)
         q2_grad_norm = clipped_step(self.q2_optimizer, q2_loss, agent.q2_parameters(), self.clip_grad_norm)
