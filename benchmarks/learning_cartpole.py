@@ -8,8 +8,9 @@ Both libraries use the RL Zoo's tuned CartPole-v1 settings (rlrun's copy is in
 rlrun/experiments/configs/cartpole.py) and are evaluated every ``--eval_every`` steps on 10 whole
 episodes, greedily in both libraries (SB3: deterministic=True; rlrun: the PG agents' greedy_eval=True,
 DQN's eps_eval=0.001).
-Reported per run: the first evaluated step count with a return >= 475 ("steps to solve"), the
-final evaluation return, and wall time without evaluation. SB3 needs `pip install stable-baselines3`.
+Reported per run: the first evaluated step count with a return >= 475 ("steps to solve") and the
+training wall time up to that evaluation, the final evaluation return, and the whole run's wall time,
+evaluation excluded. SB3 needs `pip install stable-baselines3`.
 """
 
 from __future__ import annotations
@@ -45,8 +46,8 @@ def run_rlrun(algo: str, seed: int, eval_every: int, n_steps: int | None = None)
         logger.set_console_output(True)
         data = read_progress(run_dir)
     steps, returns = data[str(find_column(data, "CumSteps"))], data["ReturnAverage"]
-    wall = data[str(find_column(data, "CumTrainTime"))][-1]  # sampling and optimisation, evaluation excluded
-    return dict(curve=list(zip(steps, returns)), wall=wall, n_steps=n_steps)
+    walls = data[str(find_column(data, "CumTrainTime"))]  # sampling and optimisation, evaluation excluded
+    return dict(curve=list(zip(steps, returns, walls)), wall=walls[-1], n_steps=n_steps)
 
 
 def run_sb3(algo: str, seed: int, eval_every: int, n_steps: int | None = None) -> dict:
@@ -85,13 +86,14 @@ def run_sb3(algo: str, seed: int, eval_every: int, n_steps: int | None = None) -
         wall += time.perf_counter() - start
         done = model.num_timesteps
         mean, _ = evaluate_policy(model, eval_env, n_eval_episodes=10, deterministic=True)
-        curve.append((done, mean))
+        curve.append((done, mean, wall))
     return dict(curve=curve, wall=wall, n_steps=n_steps)
 
 
-def summarise(result: dict) -> tuple[float | None, float]:
-    solved = next((s for s, r in result["curve"] if r >= SOLVED), None)
-    return solved, result["curve"][-1][1]
+def summarise(result: dict) -> tuple[float | None, float | None, float]:
+    """Steps and training wall time at the first evaluation >= 475, and the final return."""
+    solved, wall = next(((s, w) for s, r, w in result["curve"] if r >= SOLVED), (None, None))
+    return solved, wall, result["curve"][-1][1]
 
 
 def main() -> int:
@@ -103,7 +105,7 @@ def main() -> int:
     parser.add_argument("--n_steps", type=int, default=None, help="instead of each config's budget (smoke runs)")
     args = parser.parse_args()
     runners = {"rlrun": run_rlrun, "sb3": run_sb3}
-    print(f"{'algo':7} {'lib':6} {'seed':>4} {'steps to 475':>13} {'final return':>13} {'wall (s)':>9}")
+    print(f"{'algo':7} {'lib':6} {'seed':>4} {'steps to 475':>13} {'wall to 475':>12} {'final return':>13} {'wall (s)':>9}")
     table: dict[tuple[str, str], list] = {}
     for algo in args.algos:
         for lib in args.libs:
@@ -112,10 +114,14 @@ def main() -> int:
                 continue
             for seed in args.seeds:
                 result = runners[lib](algo, seed, args.eval_every, args.n_steps)
-                solved, final = summarise(result)
+                solved, solved_wall, final = summarise(result)
                 table.setdefault((algo, lib), []).append((solved, final, result["wall"]))
                 solved_text = "-" if solved is None else f"{int(solved)}"
-                print(f"{algo:7} {lib:6} {seed:>4} {solved_text:>13} {final:>13.1f} {result['wall']:>9.1f}", flush=True)
+                wall_text = "-" if solved_wall is None else f"{solved_wall:.1f}"
+                print(
+                    f"{algo:7} {lib:6} {seed:>4} {solved_text:>13} {wall_text:>12} {final:>13.1f} {result['wall']:>9.1f}",
+                    flush=True,
+                )
     print("\nsummary (mean over seeds):")
     for (algo, lib), rows in table.items():
         n_solved = sum(final >= SOLVED for _, final, _ in rows)

@@ -115,8 +115,8 @@ def main() -> int:
     table: dict[tuple[str, str], list] = {}
     for algo in args.algos:
         threshold = THRESHOLDS[algo]
-        for lib in args.libs:
-            for seed in args.seeds:
+        for seed in args.seeds:
+            for lib in args.libs:  # the libraries alternate, so that a change in the machine's load hits both
                 curve = runners[lib](algo, seed, args.eval_every, args.n_steps)
                 steps, wall = to_threshold(curve, threshold)
                 final, total = curve[-1][1], curve[-1][2]

@@ -117,8 +117,11 @@ def polyak_update(target: torch.nn.Module, source: torch.nn.Module, tau: float) 
             f"{len(sources)}; the target must be a copy of the source's architecture."
         )
     floats = [(t, s) for t, s in zip(targets, sources) if t.is_floating_point()]
-    if floats:
+    if floats and hasattr(torch, "_foreach_lerp_"):
         torch._foreach_lerp_([t for t, _ in floats], [s for _, s in floats], tau)
+    else:  # torch < 2.0
+        for t, s in floats:
+            t.lerp_(s, tau)
     for t, s in zip(targets, sources):
         if not t.is_floating_point():
             t.copy_(s)
