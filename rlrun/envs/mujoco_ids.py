@@ -44,9 +44,9 @@ def current_mujoco_id(env_id: str) -> str:
         _warned.add(env_id)
         warnings.warn(
             f"rlrun.envs.gym.make: {env_id} runs as {new_id}. Gymnasium's MuJoCo v2/v3 envs need the retired "
-            f"mujoco-py and v4 is deprecated; v5 is the same task on the maintained mujoco bindings (rewards "
-            f"and observations can differ in details, see Gymnasium's MuJoCo docs). Write {new_id!r} to "
-            "silence this.",
+            f"mujoco-py and v4 is deprecated; v5 is the same task on the maintained mujoco bindings; its rewards and "
+            f"observation sizes can differ from {env_id}'s (see Gymnasium's MuJoCo docs), so results need not "
+            f"match curves published for {env_id}. Write {new_id!r} to silence this.",
             UserWarning,
             stacklevel=3,
         )

@@ -167,9 +167,11 @@ class QpgAgentBase(BaseAgent):
             module.to(self.device)
 
     def train_mode(self, itr: int) -> None:
+        """Policy and critics train; target networks stay in eval mode (no dropout, no batch-norm
+        statistics moved by target passes)."""
         super().train_mode(itr)
-        for module in self.other_models().values():
-            module.train()
+        for key, module in self.other_models().items():
+            module.train(not key.startswith("target_"))
 
     def sample_mode(self, itr: int) -> None:
         super().sample_mode(itr)

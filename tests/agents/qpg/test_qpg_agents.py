@@ -40,6 +40,19 @@ def test_sampled_actions_lie_in_the_unit_box_of_the_rescaled_env(AgentCls, pendu
         assert step.action.std() > 0.05  # exploring
 
 
+@pytest.mark.parametrize("AgentCls", [DdpgAgent, Td3Agent])
+def test_exploration_noise_around_the_policy_has_the_configured_std(AgentCls, pendulum):
+    agent = build(AgentCls, pendulum.spaces)
+    agent.give_min_itr_learn(0)
+    agent.sample_mode(1)  # after pretraining: the agent's action_std (0.1 by default)
+    observation = torch.zeros(4096, 3)  # one state: the noise is all the spread
+    step = agent.step(observation, torch.zeros(4096, 1), torch.zeros(4096))
+    mu = step.agent_info.mu
+    torch.testing.assert_close(mu, mu[:1].expand_as(mu))
+    inside = (step.action.abs() < 1).squeeze(-1)  # away from the clip at the bounds
+    assert float((step.action - mu)[inside].std()) == pytest.approx(agent.action_std, rel=0.1)
+
+
 @pytest.mark.parametrize("AgentCls", AGENTS)
 def test_eval_mode_acts_with_the_policy_mean(AgentCls, pendulum):
     agent = build(AgentCls, pendulum.spaces)
@@ -85,6 +98,8 @@ def test_state_dict_has_rlpyt_keys_and_restores_every_network(AgentCls, keys, pe
     fresh.load_state_dict(state)
     restored = build(AgentCls, pendulum.spaces, initial_model_state_dict=state)
     for agent in (fresh, restored):
+        for a, b in zip(agent.model.state_dict().values(), trained.model.state_dict().values()):
+            torch.testing.assert_close(a, b)
         for key, module in agent.other_models().items():
             for a, b in zip(module.state_dict().values(), trained.other_models()[key].state_dict().values()):
                 torch.testing.assert_close(a, b)
@@ -205,3 +220,12 @@ def test_make_rescales_pendulum_torque_linearly():
     env = make("Pendulum-v1")
     assert env.env.action(torch.tensor([1.0]).numpy()) == 2.0
     assert env.env.action(torch.tensor([-0.5]).numpy()) == -1.0
+
+
+@pytest.mark.parametrize("AgentCls", AGENTS)
+def test_train_mode_trains_policy_and_critics_but_not_the_targets(AgentCls, pendulum):
+    agent = build(AgentCls, pendulum.spaces)
+    agent.train_mode(1)
+    assert agent.model.training
+    for key, module in agent.other_models().items():
+        assert module.training is not key.startswith("target_"), key

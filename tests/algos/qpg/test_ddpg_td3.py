@@ -115,7 +115,7 @@ def test_td3_delays_policy_and_target_updates_to_every_second_critic_step():
     assert algo.agent.target_model.m.item() != 1.0  # moved by tau toward the trained policy
 
 
-def test_td3_keeps_rlpyt_defaults_and_learning_rate_sets_the_policy_rate():
+def test_td3_defaults_and_learning_rate_sets_the_policy_rate():
     algo = TD3()
     assert (algo.batch_size, algo.replay_ratio, algo.target_update_tau) == (100, 100, 0.005)
     assert (algo.target_update_interval, algo.policy_update_interval, algo.learning_rate) == (2, 2, 1e-3)
