@@ -45,6 +45,7 @@ setup(
     packages=find_packages(include=["rlrun", "rlrun.*"]),
     install_requires=CORE,
     extras_require=EXTRAS,
+    entry_points={"console_scripts": ["rlrun = rlrun.cli:main"]},
     classifiers=[
         "Programming Language :: Python :: 3",
         "Topic :: Scientific/Engineering :: Artificial Intelligence",

@@ -7,11 +7,12 @@ the non-interactive Agg backend so plots work on machines without a display.
 from __future__ import annotations
 
 import csv
+import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-__all__ = ["read_progress", "find_column", "plot_progress"]
+__all__ = ["read_progress", "find_column", "plot_progress", "find_runs", "group_runs", "plot_runs"]
 
 # The prefix runners put before their own columns (Diagnostics/CumSteps), as rlpyt did.
 DIAGNOSTICS_PREFIX = "Diagnostics/"
@@ -62,9 +63,10 @@ def plot_progress(
 ) -> str:
     """Draw ``y`` against ``x`` for one or more run folders (or csv files) into ``out_path`` (PNG).
 
-    Where a ``{y[:-7]}Std`` column exists next to an ``...Average`` column, a band of one standard
-    deviation is shaded. ``x`` and ``y`` may leave out the ``Diagnostics/`` prefix (see
-    :func:`find_column`). Returns ``out_path``.
+    Next to an ``...Average`` column the band between its ``...Min`` and ``...Max`` columns is shaded
+    (the spread of the episodes behind each point; it never leaves the range of returns seen), or one
+    standard deviation where only ``...Std`` exists. ``x`` and ``y`` may leave out the
+    ``Diagnostics/`` prefix (see :func:`find_column`). Returns ``out_path``.
     """
     import matplotlib
 
@@ -86,18 +88,12 @@ def plot_progress(
             continue
         px, py = zip(*pairs)
         (line,) = ax.plot(px, py, label=label)
-        std_key = y_key[: -len("Average")] + "Std" if y_key.endswith("Average") else None
-        if std_key and std_key in data:
-            band = [(a, b, s) for a, b, s in zip(xs, ys, data[std_key]) if not any(map(math.isnan, (a, b, s)))]
+        bounds = _episode_band(data, y_key)
+        if bounds is not None:
+            band = [(a, lo, hi) for a, lo, hi in zip(xs, *bounds) if not any(map(math.isnan, (a, lo, hi)))]
             if band:
-                bx, by, bs = zip(*band)
-                ax.fill_between(
-                    bx,
-                    [m - s for m, s in zip(by, bs)],
-                    [m + s for m, s in zip(by, bs)],
-                    alpha=0.2,
-                    color=line.get_color(),
-                )
+                bx, blo, bhi = zip(*band)
+                ax.fill_between(bx, blo, bhi, alpha=0.2, color=line.get_color())
     ax.set_xlabel(x)
     ax.set_ylabel(y)
     if title:
@@ -105,6 +101,142 @@ def plot_progress(
     ax.grid(alpha=0.3)
     if len(runs) > 1:
         ax.legend()
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
+    fig.savefig(out_path, dpi=100)
+    plt.close(fig)
+    return out_path
+
+
+def _episode_band(data: dict[str, list[float]], y_key: str) -> tuple[list[float], list[float]] | None:
+    """Lower and upper edges of the band around an ``...Average`` column: its Min and Max columns, else
+    plus or minus its Std; None for other columns."""
+    if not y_key.endswith("Average"):
+        return None
+    stem = y_key[: -len("Average")]
+    if stem + "Min" in data and stem + "Max" in data:
+        return data[stem + "Min"], data[stem + "Max"]
+    if stem + "Std" in data:
+        mean, std = data[y_key], data[stem + "Std"]
+        return [m - s for m, s in zip(mean, std)], [m + s for m, s in zip(mean, std)]
+    return None
+
+
+def find_runs(paths: Sequence[str]) -> list[str]:
+    """Run folders (folders holding a ``progress.csv``) at or below each of ``paths``, sorted; a path
+    may also be a ``progress.csv`` itself."""
+    runs: list[str] = []
+    for path in paths:
+        if os.path.isfile(path):
+            runs.append(os.path.dirname(os.path.abspath(path)))
+            continue
+        if not os.path.isdir(path):
+            raise FileNotFoundError(f"{path}: no such run folder or progress.csv.")
+        found = sorted(root for root, _, files in os.walk(path) if "progress.csv" in files)
+        if not found:
+            raise FileNotFoundError(f"{path}: no progress.csv in it or below it; pass a run folder.")
+        runs.extend(found)
+    return runs
+
+
+def run_name(run: str) -> str:
+    """The run's ``name`` from its ``params.json`` (what ``logger_context`` was given), else its folder's name."""
+    try:
+        with open(os.path.join(run, "params.json")) as f:
+            name = json.load(f).get("name")
+    except (OSError, ValueError, AttributeError):
+        name = None
+    return str(name) if name else os.path.basename(os.path.normpath(run))
+
+
+def group_runs(runs: Sequence[str]) -> dict[str, list[str]]:
+    """Runs grouped by :func:`run_name`: the seeds of one experiment share a name."""
+    groups: dict[str, list[str]] = {}
+    for run in runs:
+        groups.setdefault(run_name(run), []).append(run)
+    return groups
+
+
+def _curve(run: str, x: str, y: str) -> tuple[list[float], list[float]]:
+    data = read_progress(run)
+    x_key, y_key = find_column(data, x), find_column(data, y)
+    if x_key is None or y_key is None:
+        raise KeyError(f"{run}: progress has no column {y!r} or {x!r}; it has: {', '.join(sorted(data))}.")
+    pairs = [(a, b) for a, b in zip(data[x_key], data[y_key]) if not (math.isnan(a) or math.isnan(b))]
+    return [a for a, _ in pairs], [b for _, b in pairs]
+
+
+def _interpolate(xs: list[float], ys: list[float], at: list[float]) -> list[float]:
+    """``ys`` linearly interpolated at each of ``at`` (NaN outside ``xs``'s range)."""
+    out, j = [], 0
+    for a in at:
+        if not xs or a < xs[0] or a > xs[-1]:
+            out.append(math.nan)
+            continue
+        while j + 1 < len(xs) and xs[j + 1] < a:
+            j += 1
+        if xs[j] == a or j + 1 == len(xs):
+            out.append(ys[j])
+        else:
+            x0, x1, y0, y1 = xs[j], xs[j + 1], ys[j], ys[j + 1]
+            out.append(y0 + (y1 - y0) * (a - x0) / (x1 - x0))
+    return out
+
+
+def plot_runs(
+    groups: Mapping[str, Sequence[str]],
+    out_path: str,
+    y: str = "ReturnAverage",
+    xs: Sequence[str] = ("CumSteps", "CumTime (s)"),
+    title: str | None = None,
+) -> str:
+    """One panel per column in ``xs`` (by default env steps and wall time), one curve per group.
+
+    A group of one run is drawn as in :func:`plot_progress`. A group of several runs (seeds) is drawn
+    as their mean, with the band from the lowest to the highest run at each point; runs are
+    interpolated onto the union of their x values and the mean is taken where all of them have data.
+    Returns ``out_path``.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(xs), figsize=(6.0 * len(xs), 4.0), squeeze=False)
+    for ax, x in zip(axes[0], xs):
+        for name, runs in groups.items():
+            curves = [_curve(run, x, y) for run in runs]
+            curves = [c for c in curves if c[0]]
+            if not curves:
+                continue
+            if len(curves) == 1:
+                data = read_progress(runs[0])
+                (line,) = ax.plot(*curves[0], label=name)
+                y_key = find_column(data, y)
+                bounds = _episode_band(data, y_key) if y_key else None
+                if bounds is not None:
+                    x_all = data[str(find_column(data, x))]
+                    band = [(a, lo, hi) for a, lo, hi in zip(x_all, *bounds) if not any(map(math.isnan, (a, lo, hi)))]
+                    if band:
+                        bx, blo, bhi = zip(*band)
+                        ax.fill_between(bx, blo, bhi, alpha=0.2, color=line.get_color())
+                continue
+            grid = sorted({a for cx, _ in curves for a in cx})
+            columns = [_interpolate(cx, cy, grid) for cx, cy in curves]
+            points = [(g, vals) for g, vals in zip(grid, zip(*columns)) if not any(math.isnan(v) for v in vals)]
+            if not points:
+                continue
+            gx = [g for g, _ in points]
+            (line,) = ax.plot(gx, [sum(v) / len(v) for _, v in points], label=f"{name} (mean of {len(curves)})")
+            ax.fill_between(
+                gx, [min(v) for _, v in points], [max(v) for _, v in points], alpha=0.2, color=line.get_color()
+            )
+        ax.set_xlabel(x)
+        ax.set_ylabel(y)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="small")
+    if title:
+        fig.suptitle(title)
     fig.tight_layout()
     os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
     fig.savefig(out_path, dpi=100)

@@ -228,7 +228,7 @@ class OffPolicyActorCritic(RlAlgorithm):
     def optim_initialize(self, rank: int = 0) -> None:
         raise NotImplementedError
 
-    def make_optimizer(self, parameters: Iterable[torch.nn.Parameter], learning_rate: float) -> torch.optim.Optimizer:
+    def make_optimizer(self, parameters: Iterable[torch.Tensor], learning_rate: float) -> torch.optim.Optimizer:
         """``OptimCls(parameters, lr=learning_rate, **optim_kwargs)``; Adam gets its fused kernel where
         the parameters' device has one (:func:`fused_adam_kwargs`)."""
         parameters = list(parameters)

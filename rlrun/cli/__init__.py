@@ -1,0 +1,35 @@
+"""The ``rlrun`` command (also ``python -m rlrun``): ``rlrun plot`` and ``rlrun doctor``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from rlrun.cli import doctor, plot
+
+__all__ = ["main", "build_parser"]
+
+COMMANDS = {
+    "plot": (plot, "draw learning curves (return against steps and wall time) from run folders"),
+    "doctor": (doctor, "check this machine before a long run: torch and the GPU, ale-py, MuJoCo, cores, memory"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rlrun", description="rlrun's command line.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (module, summary) in COMMANDS.items():
+        sub = commands.add_parser(name, help=summary, description=module.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+        module.add_arguments(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    module, _ = COMMANDS[args.command]
+    try:
+        return module.main(args)
+    except (FileNotFoundError, KeyError) as error:
+        print(f"rlrun {args.command}: {error}", file=sys.stderr)
+        return 2
