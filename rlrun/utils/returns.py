@@ -193,12 +193,17 @@ def discount_return_n_step_tl(
     """n-step returns that tell terminal steps from time-limit cuts.
 
     The window of step ``t`` holds ``steps_n[t]`` rewards: ``n_step``, or fewer when an episode
-    ends inside it (at its first ``done``). ``done_n[t]`` is True when that end is terminal (done
-    without timeout), so no bootstrap; ``timeout_n[t]`` when it is a time-limit cut, so the target
-    bootstraps with ``discount ** steps_n[t]`` from the value of the state after the cut step, which
-    replays estimate by the cut step's own observation. Returns ``(return_, done_n, timeout_n,
-    steps_n)``; ``done_n`` and ``timeout_n`` are bool, ``steps_n`` int64. Lengths as in
-    ``discount_return_n_step``.
+    ends inside it. ``done_n[t]`` is True when the window reaches a terminal step (done without
+    timeout): its reward counts, and nothing is bootstrapped. ``timeout_n[t]`` is True when it
+    reaches a time-limit cut, and the target bootstraps with ``discount ** steps_n[t]``:
+
+    - a cut ``k >= 1`` steps in stops the window before the cut step, whose observation was seen:
+      ``k`` rewards, then the value of ``s_{t+k}``, an exact n-step target;
+    - a cut at ``t`` itself keeps its reward (``steps_n = 1``); the state after it was never seen,
+      so replays estimate its value by ``s_t``'s.
+
+    Returns ``(return_, done_n, timeout_n, steps_n)``; ``done_n`` and ``timeout_n`` are bool,
+    ``steps_n`` int64. Lengths as in ``discount_return_n_step``.
     """
     L = _n_step_length(reward, n_step, do_truncated)
     done_b, timeout_b = _to_bool(done), _to_bool(timeout)
@@ -211,11 +216,13 @@ def discount_return_n_step_tl(
     for k in range(1, n_step):
         m = min(L, len(reward) - k)
         alive = ~ended[:m]
-        return_[:m] += discount**k * reward[k : k + m] * _to_float(alive, reward)
-        steps_n[:m] += _cast_like(alive, steps_n)
-        done_n[:m] |= alive & terminal[k : k + m]
-        timeout_n[:m] |= alive & timeout_b[k : k + m]
-        ended[:m] |= done_b[k : k + m]
+        cut = alive & timeout_b[k : k + m]  # the window stops before a time-limit cut
+        take = alive & ~cut
+        return_[:m] += discount**k * reward[k : k + m] * _to_float(take, reward)
+        steps_n[:m] += _cast_like(take, steps_n)
+        done_n[:m] |= take & terminal[k : k + m]
+        timeout_n[:m] |= cut
+        ended[:m] |= done_b[k : k + m] | cut
     return return_, done_n, timeout_n, steps_n
 
 

@@ -66,11 +66,14 @@ class Recorder:
         """Brute-force n-step return, steps, done_n and timeout_n of env b's step g."""
         ret, steps, done_n, timeout_n = 0.0, 0, False, False
         for j in range(N_STEP):
+            cut = timeout_field and bool(self.log["timeout"][b][g + j])
+            if cut and j > 0:  # the window stops before a later cut step
+                timeout_n = True
+                break
             ret += DISCOUNT**j * self.log["reward"][b][g + j]
             steps += 1
             if self.log["done"][b][g + j]:
-                cut = timeout_field and self.log["timeout"][b][g + j]
-                done_n, timeout_n = not cut, bool(cut)
+                done_n, timeout_n = not cut, cut
                 break
         return ret, steps, done_n, timeout_n
 
@@ -91,7 +94,8 @@ def check_valid_rows(replay, rec, timeout_field):
         ret, steps, done_n, timeout_n = rec.window(b, g, timeout_field)
         assert out.return_[i].item() == pytest.approx(ret)
         assert out.done_n[i].item() == done_n
-        target = g + (steps - 1 if timeout_n else N_STEP)
+        cut_here = timeout_field and bool(rec.log["timeout"][b][g])
+        target = g + (steps - cut_here if timeout_n else N_STEP)
         if not done_n:  # a terminal window's target is not used
             np.testing.assert_array_equal(out.target_inputs.observation[i].numpy(), rec.log["observation"][b][target])
         if timeout_field:

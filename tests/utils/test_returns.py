@@ -150,15 +150,17 @@ def test_n_step_return_truncated_keeps_short_windows_at_the_end(backend):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_n_step_tl_tells_timeout_cuts_from_terminals(backend):
     # n=3, discount .5, episode ends at t=1; column 0 by time limit, column 1 terminal, column 2 never.
-    # Rows 0 and 1: R0 = 1 + .5*2 = 2 over 2 steps, R1 = 2 over 1 step. Column 2: R0 = 1 + 1 + .75 = 2.75.
+    # Column 0: window 0 stops before the cut step (R0 = 1 over 1 step, bootstrapping from s_1); window 1
+    # starts at the cut (R1 = 2 over 1 step). Column 1: R0 = 1 + .5*2 = 2 over 2 steps, R1 = 2 over 1.
+    # Column 2: R0 = 1 + 1 + .75 = 2.75.
     reward = arr(backend, [[1, 1, 1], [2, 2, 2], [3, 3, 3], [4, 4, 4]])
     done = arr(backend, [[0, 0, 0], [1, 1, 0], [0, 0, 0], [0, 0, 0]], bool)
     timeout = arr(backend, [[0, 0, 0], [1, 0, 0], [0, 0, 0], [0, 0, 0]], bool)
     return_, done_n, timeout_n, steps_n = discount_return_n_step_tl(reward, done, timeout, 3, 0.5)
-    np.testing.assert_allclose(to_np(return_), [[2, 2, 2.75], [2, 2, 2 + 1.5 + 1]])
+    np.testing.assert_allclose(to_np(return_), [[1, 2, 2.75], [2, 2, 2 + 1.5 + 1]])
     np.testing.assert_array_equal(to_np(done_n), [[False, True, False], [False, True, False]])
     np.testing.assert_array_equal(to_np(timeout_n), [[True, False, False], [True, False, False]])
-    np.testing.assert_array_equal(to_np(steps_n), [[2, 2, 3], [1, 1, 3]])
+    np.testing.assert_array_equal(to_np(steps_n), [[1, 2, 3], [1, 1, 3]])
 
 
 def test_n_step_without_a_complete_window_is_refused():

@@ -41,8 +41,8 @@ class DQN(RlAlgorithm):
     ``min_steps_learn`` to ``eps_steps`` sampled steps (the agent holds the epsilon values).
 
     Time limits: when the env reports ``env_info.timeout``, the replay stores it and a time-limit cut
-    is not terminal; the target bootstraps from the cut episode's last observation, as an estimate
-    of the unseen next one (see :class:`rlrun.replays.non_sequence.n_step.NStepReturnBuffer`).
+    is not terminal: a window reaching it stops before it and bootstraps from the last observation it
+    holds (see :class:`rlrun.replays.non_sequence.n_step.NStepReturnBuffer`).
 
     Replay: observations that stack image frames (uint8 ``[k, H, W]``, e.g. Atari) go to a frame replay
     that stores each frame once (:mod:`rlrun.replays.non_sequence.frame`), others to one that stores

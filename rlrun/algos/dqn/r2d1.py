@@ -337,9 +337,10 @@ class R2D1(DQN):
                 target_q_all = target_qs.max(dim=-1).values
             return_ = samples.return_[wT:]
             done_n = samples.done_n[wT:].float()
-            if "steps_n" in samples._fields:  # windows cut by a time limit bootstrap from the episode's last step
+            if "steps_n" in samples._fields:  # a window cut by a time limit bootstraps from its last seen step
                 steps = samples.steps_n[wT:]
-                offset = torch.where(samples.timeout_n[wT:], steps - 1, torch.full_like(steps, n))
+                cut_here = samples.timeout[wT:].long()  # cut at the step itself: its own observation
+                offset = torch.where(samples.timeout_n[wT:], steps - cut_here, torch.full_like(steps, n))
             else:
                 steps = offset = torch.full(return_.shape, n, dtype=torch.long)
             rows = torch.arange(bT).unsqueeze(1) + offset  # [bT, B], index into the bT + n target steps

@@ -67,7 +67,8 @@ class OffPolicyActorCritic(RlAlgorithm):
 
     Time limits (``bootstrap_timelimit=True``, and envs reporting ``env_info.timeout``, as every
     :func:`rlrun.envs.gym.make` env does): the replay keeps ``timeout``, so a time-limit cut is not
-    terminal; the target bootstraps with ``discount ** steps_n`` from the cut step's observation as an
+    terminal; a window reaching it stops before it and bootstraps with ``discount ** steps_n`` from
+    the last observation it holds; only the cut step's own transition uses its observation as an
     estimate of the next (unstored) one. rlpyt instead dropped such transitions from the loss. With
     ``bootstrap_timelimit=False`` every ``done`` is terminal.
 

@@ -35,9 +35,11 @@ class NStepReturnBuffer(StorageReplayBuffer):
 
     With ``timeout`` stored it returns :data:`SamplesFromReplayTl`, adding ``timeout`` (at ``t``),
     ``timeout_n`` (the window was cut by a time limit) and ``steps_n`` (rewards in the window). A
-    window cut by a time limit at step ``t + k`` bootstraps with ``discount ** (k + 1)`` from the
-    value of ``s_{t+k+1}``, which the storage does not hold (the env was reset): ``target_inputs``
-    then hold ``s_{t+k}``, the episode's last observation, as its estimate.
+    window cut by a time limit at step ``t + k``, ``k >= 1``, stops before the cut step: ``k``
+    rewards, then ``discount ** k`` times the value of ``s_{t+k}`` (``target_inputs``), an exact
+    target. A window cut at ``t`` itself keeps ``t``'s reward and bootstraps with ``discount`` from
+    ``s_{t+1}``, which the storage does not hold (the env was reset): ``target_inputs`` then hold
+    ``s_t`` as its estimate.
     """
 
     def __init__(self, storage: NStepReturnStorage, sampling: SamplingRule | None = None) -> None:
@@ -64,7 +66,8 @@ class NStepReturnBuffer(StorageReplayBuffer):
         if st.has_timeout:
             timeout_n = st.samples_timeout_n[T_idxs, B_idxs]
             steps_n = st.samples_steps_n[T_idxs, B_idxs]
-            target_T_idxs = (T_idxs + np.where(timeout_n, steps_n - 1, n)) % st.T
+            cut_here = s.timeout[T_idxs, B_idxs].astype(np.int64)  # a cut at the step itself: its own observation
+            target_T_idxs = (T_idxs + np.where(timeout_n, steps_n - cut_here, n)) % st.T
         else:
             target_T_idxs = (T_idxs + n) % st.T
         batch = SamplesFromReplay(

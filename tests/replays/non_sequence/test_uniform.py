@@ -126,21 +126,22 @@ def test_extract_batch_zeroes_previous_action_and_reward_at_episode_start():
     assert out.target_inputs.prev_action.tolist() == [0, 4]
 
 
-def test_timeout_windows_bootstrap_from_the_cut_step_observation():
+def test_timeout_windows_stop_before_the_cut_and_bootstrap_from_its_observation():
     # n=2, discount .5, all rewards 1, episode cut by a time limit at step 2 (column of timeouts).
-    # row0: window [0, 1], complete: 1.5, target row 2. row1: window [1, 2] ends at 2 by time limit:
-    # 1.5 over 2 steps, timeout_n, target = row 2 (the cut step itself). row2: 1 over 1 step, target row 2.
+    # row0: window [0, 1], complete: 1.5, target row 2. row1: window [1, 2] reaches the cut at 2, so it
+    # stops before it: 1 over 1 step, timeout_n, target row 2 (s_2 was seen: exact). row2: the cut step
+    # itself: 1 over 1 step, target row 2 (s_3 was never seen; s_2 stands in).
     replay = UniformReplayBuffer(
         SamplesToBufferTl(*EXAMPLE, timeout=np.bool_(False)), size=10, B=1, discount=0.5, n_step_return=2
     )
     replay.append_samples(batch(range(6), [1] * 6, [0, 0, 1, 0, 0, 0], timeouts=[0, 0, 1, 0, 0, 0]))
     out = replay.extract_batch(np.array([0, 1, 2, 3]), np.zeros(4, np.int64))
     assert isinstance(out, SamplesFromReplayTl)
-    np.testing.assert_allclose(out.return_, [1.5, 1.5, 1, 1.5])
+    np.testing.assert_allclose(out.return_, [1.5, 1, 1, 1.5])
     assert out.done_n.tolist() == [False] * 4
     assert out.timeout_n.tolist() == [False, True, True, False]
     assert out.timeout.tolist() == [False, False, True, False]
-    assert out.steps_n.tolist() == [2, 2, 1, 2]
+    assert out.steps_n.tolist() == [2, 1, 1, 2]
     assert out.target_inputs.observation[:, 0].tolist() == [2, 2, 2, 5]
 
 
