@@ -117,6 +117,7 @@ def logger_context(
     override_prefix: bool = False,
     use_summary_writer: bool = False,
     snapshot_gap: int | None = None,
+    resume: bool = False,
 ) -> Iterator[str]:
     """Log one run into its own folder; wrap ``runner.train()`` in it. Yields the run folder.
 
@@ -130,6 +131,11 @@ def logger_context(
     go to ``debug.log`` too, and warnings also to the console. ``use_summary_writer=True`` also writes
     TensorBoard event files there. On exit, also by an exception, files are closed and the logger
     state from before the context comes back.
+
+    ``resume=True`` takes the folder as it is, an earlier run's logs included, to continue that run
+    (``MinibatchRl(..., resume=True)``, see docs/checkpoints.md): ``progress.csv`` is appended to (the
+    runner cuts the rows after its checkpoint) and ``debug.log`` goes on. A folder that does not exist
+    yet is made, so the same script starts a run and continues it after an interruption.
     """
     if snapshot_mode not in logger.SNAPSHOT_MODES:
         raise ValueError(f"Unknown snapshot_mode {snapshot_mode!r}; use one of {list(logger.SNAPSHOT_MODES)}.")
@@ -150,16 +156,22 @@ def logger_context(
         if snapshot_gap is not None:
             logger.set_snapshot_gap(snapshot_gap)  # validated before any folder is made
         logger.set_snapshot_mode(snapshot_mode)
-        run_dir = claim_run_dir(wanted_dir)
+        if resume:
+            os.makedirs(wanted_dir, exist_ok=True)
+            run_dir = wanted_dir
+        else:
+            run_dir = claim_run_dir(wanted_dir)
         logger.set_snapshot_dir(run_dir)
         logger.add_text_output(os.path.join(run_dir, "debug.log"))
-        logger.add_tabular_output(os.path.join(run_dir, "progress.csv"))
+        logger.add_tabular_output(os.path.join(run_dir, "progress.csv"), append=resume)
         if summary_writer_cls is not None:
             logger.set_tf_summary_writer(summary_writer_cls(run_dir))
         logger.push_prefix(f"{name}_{run_ID} ")
         params = {**(log_params or {}), "name": name, "run_ID": run_ID}
-        with open(os.path.join(run_dir, "params.json"), "w", encoding="utf-8") as f:
+        params_path = os.path.join(run_dir, "params.json")
+        with open(params_path + ".tmp", "w", encoding="utf-8") as f:
             json.dump(jsonable(params), f, indent=2)
+        os.replace(params_path + ".tmp", params_path)
         if run_dir != wanted_dir:
             logger.log(f"{wanted_dir} holds an earlier run's logs, which are kept; this run logs to {run_dir}.")
         logger.log(f"Logging to {run_dir}")

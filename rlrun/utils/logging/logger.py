@@ -307,14 +307,40 @@ def pop_tabular_prefix() -> None:
     _state.tabular_prefixes.pop()
 
 
-def add_tabular_output(file_name: str) -> None:
-    """Write rows to the CSV file ``file_name`` (created or truncated; its folder is created)."""
+def add_tabular_output(file_name: str, append: bool = False) -> None:
+    """Write rows to the CSV file ``file_name`` (created or truncated; its folder is created).
+
+    ``append=True`` continues the file if it exists, with the columns of its header (resumed runs).
+    """
     path = os.path.abspath(file_name)
     if path in _state.held_csv_outputs:
         _state.csv_outputs[path] = _state.held_csv_outputs.pop(path)
     elif path not in _state.csv_outputs:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        _state.csv_outputs[path] = CsvOutput(path)
+        _state.csv_outputs[path] = CsvOutput(path, append=append)
+
+
+def _output_key(path: str) -> str:
+    folder = _state.snapshot_dir
+    if folder is not None and os.path.commonpath([path, folder]) == folder:
+        return os.path.relpath(path, folder)
+    return path
+
+
+def tabular_outputs_state() -> dict[str, dict[str, Any]]:
+    """Where each CSV output (written or held) stands: ``{name: {"columns", "size"}}``, names relative to
+    the snapshot folder. A checkpoint keeps it so that a resumed run can :func:`rewind_tabular_outputs`."""
+    outputs = {**_state.csv_outputs, **_state.held_csv_outputs}
+    return {_output_key(path): out.state() for path, out in outputs.items()}
+
+
+def rewind_tabular_outputs(state: dict[str, dict[str, Any]]) -> None:
+    """Cut every CSV output back to where ``state`` (from :func:`tabular_outputs_state`) left it, so rows
+    logged after a checkpoint are not written twice by the resumed run; an output that ``state`` does
+    not name is emptied. A file shorter than its state (another run's) is left alone, with a message."""
+    for path, out in {**_state.csv_outputs, **_state.held_csv_outputs}.items():
+        if not out.rewind(state.get(_output_key(path))):
+            log(f"{path} is shorter than the checkpoint's copy of it; appending to it as it is.")
 
 
 def remove_tabular_output(file_name: str) -> None:
