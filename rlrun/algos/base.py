@@ -35,6 +35,7 @@ class RlAlgorithm:
     batch_size: int | None = None
     update_counter: int = 0
     optimizer: torch.optim.Optimizer
+    replay_buffer: Any = None  # set in initialize by algorithms that train from a replay
 
     def initialize(
         self,
@@ -73,3 +74,23 @@ class RlAlgorithm:
 
     def load_optim_state_dict(self, state_dict: dict[str, Any]) -> None:
         self.optimizer.load_state_dict(state_dict)
+
+    def state_dict(self, replay: bool = True) -> dict[str, Any]:
+        """What a checkpoint needs to continue training after :meth:`initialize`: the optimiser state
+        (:meth:`optim_state_dict`), ``update_counter``, and the replay's contents unless ``replay=False``.
+
+        Schedules (learning rate, epsilon, PPO's clip, prioritized replay's beta) follow the iteration
+        number, so the iteration a run resumes at restores them.
+        """
+        state: dict[str, Any] = dict(optimizer=self.optim_state_dict(), update_counter=self.update_counter)
+        if replay and self.replay_buffer is not None:
+            state["replay_buffer"] = self.replay_buffer.state_dict()
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`'s output into an initialized algorithm (a replay left out of the
+        checkpoint stays as built: empty)."""
+        self.load_optim_state_dict(state_dict["optimizer"])
+        self.update_counter = int(state_dict["update_counter"])
+        if self.replay_buffer is not None and "replay_buffer" in state_dict:
+            self.replay_buffer.load_state_dict(state_dict["replay_buffer"])

@@ -30,12 +30,31 @@ class BaseReplayBuffer:
         """A training batch of ``batch_B`` entries (torch tensors)."""
         raise NotImplementedError
 
+    def state_dict(self) -> dict[str, Any]:
+        """The buffer's contents and cursors, for checkpoints (arrays by reference: save them at once)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} has no state_dict(), so a checkpoint cannot keep it. Implement state_dict() "
+            "and load_state_dict(), or leave the replay out of checkpoints (CheckpointPolicy(replay=False))."
+        )
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        raise NotImplementedError(f"{type(self).__name__} has no load_state_dict().")
+
 
 class StorageReplayBuffer(BaseReplayBuffer):
     """A buffer drawing from an :class:`~rlrun.replays.n_step.NStepReturnStorage` (``self.storage``);
     exposes the storage's figures under the attribute names of rlpyt's buffers."""
 
     storage: NStepReturnStorage
+    sampling: Any  # a rule of rlrun.replays.sampling
+
+    def state_dict(self) -> dict[str, Any]:
+        return dict(storage=self.storage.state_dict(), sampling=self.sampling.state_dict())
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Refill a buffer built with the same settings from :meth:`state_dict`'s output."""
+        self.storage.load_state_dict(state["storage"])
+        self.sampling.load_state_dict(state["sampling"])
 
     @property
     def samples(self) -> Any:

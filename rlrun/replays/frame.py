@@ -68,6 +68,8 @@ class NStepFrameStorage(NStepReturnStorage):
         self.samples_history = build_array(np.zeros((), np.uint8), (self.T, B), share_memory)
         self._stack_offsets = np.arange(k)
 
+    state_arrays = (*NStepReturnStorage.state_arrays, "samples_frames", "samples_history")
+
     def _off_forward(self, example: Any) -> int:
         return max(1, self.n_frames - 1)
 

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import psutil
 
+from rlrun.replays.state import copy_into
 from rlrun.utils.buffer import buffer_from_example, get_leading_dims, numpify_buffer
 from rlrun.utils.returns import discount_return_n_step, discount_return_n_step_tl
 
@@ -201,6 +202,37 @@ class NStepReturnStorage:
     def extract_observation(self, T_idxs: np.ndarray, B_idxs: np.ndarray) -> np.ndarray:
         """Observations at ``[T_idxs, B_idxs]``; frame-based storages rebuild them from frames."""
         return self.samples.observation[T_idxs, B_idxs]
+
+    # --- checkpoints ------------------------------------------------------------------------------
+
+    # The arrays a checkpoint keeps (those that exist); subclasses storing more add their names.
+    state_arrays: tuple[str, ...] = (
+        "samples",
+        "samples_return_",
+        "samples_done_n",
+        "samples_timeout_n",
+        "samples_steps_n",
+        "samples_valid",
+    )
+
+    def state_dict(self) -> dict[str, Any]:
+        """The cursor, the fill flag and every stored array (references, for saving at once)."""
+        arrays = {name: getattr(self, name, None) for name in self.state_arrays}
+        return dict(t=self.t, full=self.full, arrays={k: v for k, v in arrays.items() if v is not None})
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Refill this storage (built with the same settings) from :meth:`state_dict`'s output."""
+        arrays = state["arrays"]
+        mine = [name for name in self.state_arrays if getattr(self, name, None) is not None]
+        if sorted(arrays) != sorted(mine):
+            raise ValueError(
+                f"The checkpoint's replay stores {sorted(arrays)}, this one {sorted(mine)}: it was saved by a run "
+                "with other replay settings (n_step_return, time limits, wait-reset sampler)."
+            )
+        for name in mine:
+            copy_into(getattr(self, name), arrays[name], name)
+        self.t = int(state["t"])
+        self.full = bool(state["full"])
 
 
 def _until_first_done(done: np.ndarray) -> np.ndarray:

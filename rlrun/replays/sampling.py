@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from rlrun.replays.n_step import NStepReturnStorage
+from rlrun.replays.state import copy_into
 from rlrun.replays.sum_tree import SumTree
 
 __all__ = ["SamplingRule", "UniformSampling", "PrioritizedSampling"]
@@ -29,6 +30,10 @@ class SamplingRule(Protocol):
     def sample_idxs(self, storage: NStepReturnStorage, batch_B: int) -> tuple[np.ndarray, np.ndarray]: ...
 
     def appended(self, storage: NStepReturnStorage, t: int, T: int) -> None: ...
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
 
 
 def _too_few(storage: NStepReturnStorage, seq_len: int = 1) -> ValueError:
@@ -57,6 +62,13 @@ class UniformSampling:
 
     def appended(self, storage: NStepReturnStorage, t: int, T: int) -> None:
         """Nothing to track."""
+
+    def state_dict(self) -> dict[str, Any]:
+        """Nothing to keep: draws come from numpy's global generator, which a checkpoint keeps."""
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        pass
 
     def sample_idxs(
         self, storage: NStepReturnStorage, batch_B: int, seq_len: int | None = None
@@ -186,6 +198,26 @@ class PrioritizedSampling:
         slots, B_idxs = np.divmod(leaves, storage.B)
         self.last_T_idxs, self.last_B_idxs, self.last_values = slots, B_idxs, values
         return slots * self.interval, B_idxs
+
+    def state_dict(self) -> dict[str, Any]:
+        """Priorities, the sum tree, the running max, beta, and the last batch drawn (whose priorities
+        the next update sets)."""
+        return dict(
+            beta=self.beta,
+            max_priority=self.max_priority,
+            priorities=self.priorities,
+            tree=self.tree.tree,
+            last=(self.last_T_idxs, self.last_B_idxs, self.last_values),
+        )
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        copy_into(self.priorities, state["priorities"], "priorities")
+        copy_into(self.tree.tree, state["tree"], "sum tree")  # its leaves are a view of it
+        self.beta = float(state["beta"])
+        self.max_priority = float(state["max_priority"])
+        self.last_T_idxs, self.last_B_idxs, self.last_values = (
+            None if a is None else np.array(a) for a in state["last"]
+        )
 
     def is_weights(self) -> np.ndarray:
         """Importance-sampling weights ``[batch_B]`` (float32) of the last batch drawn, largest 1."""

@@ -88,3 +88,14 @@ class BaseSampler:
 
     def shutdown(self) -> None:
         pass
+
+    # Whether load_state_dict puts the envs back mid-episode (else they restart from reset).
+    restores_env_state: bool = False
+
+    def state_dict(self) -> dict[str, Any]:
+        """What a checkpoint keeps of the sampler after a batch, for :meth:`load_state_dict` after
+        ``initialize``. Nothing here: a sampler that keeps nothing starts its envs afresh on resume."""
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        pass

@@ -76,6 +76,14 @@ class BaseCollector:
         """A fresh TrajInfo with the run's traj_info_kwargs; the same as ``self.TrajInfoCls()``."""
         return self.TrajInfoCls()
 
+    def state_dict(self) -> dict[str, Any]:
+        """What this collector carries from one batch to the next, beside the envs and the agent
+        inputs its sampler keeps (none here); for checkpoints."""
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        pass
+
     def start_envs(self) -> tuple[Any, list[TrajInfo]]:
         """Reset every env; return the agent inputs ``(observation, prev_action, prev_reward)``."""
         raise NotImplementedError
@@ -179,6 +187,14 @@ class ResetCollector(DecorrelatingStartCollector):
         super().__init__(*args, **kwargs)
         self.need_reset = np.zeros(len(self.envs), dtype=bool)
         self._last_itr: int | None = None  # names the batch in errors from reset_if_needed
+
+    def state_dict(self) -> dict[str, Any]:
+        """The envs waiting for a reset (wait-reset collectors) and the last batch's itr."""
+        return dict(need_reset=self.need_reset.copy(), last_itr=self._last_itr)
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.need_reset[:] = state["need_reset"]
+        self._last_itr = state["last_itr"]
 
     def reset_if_needed(self, agent_inputs: Any) -> None:
         observation = agent_inputs.observation

@@ -13,6 +13,7 @@ from rlrun.replays.base import StorageReplayBuffer
 from rlrun.replays.n_step import NStepReturnStorage
 from rlrun.replays.rnn_state import RnnStateStore
 from rlrun.replays.sampling import PrioritizedSampling, UniformSampling
+from rlrun.replays.state import copy_into
 from rlrun.utils.buffer import numpify_buffer, torchify_buffer
 from rlrun.utils.collections import namedarraytuple
 from rlrun.utils.misc import extract_sequences
@@ -106,6 +107,18 @@ class SequenceNStepReturnBuffer(StorageReplayBuffer):
 
     def _make_sampling(self, interval: int) -> UniformSampling | PrioritizedSampling:
         return UniformSampling(interval, self.batch_T or 1)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The storage's and the sampling rule's state, and the stored recurrent states."""
+        states = None if self.rnn_states is None else self.rnn_states.states
+        return dict(super().state_dict(), rnn_states=states)
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        super().load_state_dict(state)
+        if (self.rnn_states is None) != (state["rnn_states"] is None):
+            raise ValueError("The checkpoint's replay and this one differ in storing recurrent states.")
+        if self.rnn_states is not None:
+            copy_into(self.rnn_states.states, state["rnn_states"], "rnn_states")
 
     # --- appending --------------------------------------------------------------------------------
 

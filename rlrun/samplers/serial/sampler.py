@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import pickle
 from typing import Any
 
 from rlrun.envs.traj_info import TrajInfo
@@ -44,6 +45,7 @@ class SerialSampler(BaseSampler):
         self.envs: list = []
         self.eval_envs: list = []
         self._closed = False
+        self._warned_unpicklable = False
 
     def initialize(
         self,
@@ -136,6 +138,69 @@ class SerialSampler(BaseSampler):
                 self.eval_max_steps,
             )
         return infos
+
+    # ---- checkpoints ----
+
+    restores_env_state = True
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything the next batch depends on, so that a resumed run goes on as if never stopped: each
+        env pickled mid-episode (training and evaluation envs), the agent inputs (observation, previous
+        action and reward), the unfinished TrajInfos, the collector's state, the agent's step state (its
+        per-env random streams, epsilons, recurrent state) and the samples buffer.
+
+        An env that cannot be pickled (``None`` here) makes :meth:`load_state_dict` keep the fresh envs
+        of ``initialize``: training goes on from new episodes."""
+        envs = [self._pickled(env) for env in self.envs]
+        return dict(
+            envs=envs,
+            eval_envs=[self._pickled(env) for env in self.eval_envs],
+            agent_inputs=self.agent_inputs,
+            traj_infos=self.traj_infos,
+            collector=self.collector.state_dict(),
+            agent_step_state=self.agent.get_step_state(),
+            samples=self.samples_np,
+        )
+
+    def _pickled(self, env: Any) -> bytes | None:
+        # cloudpickle (a Gymnasium dependency) also takes the local functions some Gymnasium wrappers
+        # hold (RescaleAction's); what it writes, pickle reads.
+        try:
+            import cloudpickle
+
+            dumps = cloudpickle.dumps
+        except ImportError:
+            dumps = pickle.dumps
+        try:
+            return dumps(env)
+        except Exception as e:
+            if not self._warned_unpicklable:
+                self._warned_unpicklable = True
+                _log.warning(
+                    "Checkpoint: %s cannot be pickled (%s: %s), so a resumed run starts its envs from reset and "
+                    "continues from new episodes (not bit-identical to an uninterrupted run).",
+                    type(env).__name__,
+                    type(e).__name__,
+                    e,
+                )
+            return None
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`'s output after ``initialize`` (same env, batch shape and agent)."""
+        self.agent.set_step_state(state["agent_step_state"])
+        self.samples_np[:] = state["samples"]
+        if all(env is not None for env in state["envs"]) and len(state["envs"]) == len(self.envs):
+            close_envs(self.envs)
+            self.envs = [pickle.loads(env) for env in state["envs"]]
+            self.collector.envs = list(self.envs)
+            self.agent_inputs[:] = state["agent_inputs"]
+            self.traj_infos = list(state["traj_infos"])
+            self.collector.load_state_dict(state["collector"])
+        eval_envs = state["eval_envs"]
+        if self.eval_n_envs > 0 and eval_envs and all(env is not None for env in eval_envs):
+            close_envs(self.eval_envs)
+            self.eval_envs = [pickle.loads(env) for env in eval_envs]
+            self.eval_collector.envs = list(self.eval_envs)
 
     def shutdown(self) -> None:
         """Close every env; safe to call more than once."""
