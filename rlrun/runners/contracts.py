@@ -58,6 +58,13 @@ class SamplerContract(Protocol):
 
     def shutdown(self) -> None: ...
 
+    # Checkpoints (rlrun.runners.checkpoint).
+    restores_env_state: bool
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
 
 class AlgorithmContract(Protocol):
     """The algorithm as runners use it; ``RlAlgorithm`` documents each attribute."""
@@ -84,6 +91,10 @@ class AlgorithmContract(Protocol):
 
     def optim_state_dict(self) -> dict[str, Any]: ...
 
+    def state_dict(self, replay: bool = True) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None: ...
+
 
 class AgentContract(Protocol):
     """The agent as runners use it (samplers and algorithms use more; see ``BaseAgent``)."""
@@ -99,6 +110,10 @@ class AgentContract(Protocol):
     def data_parallel(self) -> None: ...
 
     def state_dict(self) -> Mapping[str, Any]: ...
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None: ...
+
+    def sync_shared_memory(self) -> None: ...
 
 
 if TYPE_CHECKING:  # The type checker proves the base classes meet the contracts.

@@ -35,6 +35,19 @@ class MinibatchRl(MinibatchRlBase):
         self._traj_infos: deque = deque(maxlen=self.log_traj_window)
         self._new_completed_trajs = 0
 
+    def diagnostics_state_dict(self) -> dict[str, Any]:
+        return dict(
+            super().diagnostics_state_dict(),
+            traj_infos=list(self._traj_infos),
+            new_completed_trajs=self._new_completed_trajs,
+        )
+
+    def load_diagnostics_state_dict(self, state: dict[str, Any]) -> None:
+        super().load_diagnostics_state_dict(state)
+        self._traj_infos.clear()
+        self._traj_infos.extend(state["traj_infos"])
+        self._new_completed_trajs = state["new_completed_trajs"]
+
     def store_diagnostics(self, itr: int, traj_infos: Sequence[Any], opt_info: Any) -> None:
         self._new_completed_trajs += len(traj_infos)
         self._traj_infos.extend(traj_infos)
@@ -76,6 +89,16 @@ class MinibatchRlEval(MinibatchRlBase):
         super().initialize_logging()
         self._cum_eval_time = 0.0
         self._last_eval_time = 0.0
+
+    def diagnostics_state_dict(self) -> dict[str, Any]:
+        return dict(
+            super().diagnostics_state_dict(), cum_eval_time=self._cum_eval_time, last_eval_time=self._last_eval_time
+        )
+
+    def load_diagnostics_state_dict(self, state: dict[str, Any]) -> None:
+        super().load_diagnostics_state_dict(state)
+        self._cum_eval_time = state["cum_eval_time"]
+        self._last_eval_time = state["last_eval_time"]
 
     def on_training_start(self) -> None:
         with logger.prefix("itr #0 "):

@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from rlrun.envs.traj_info import TrajInfo
+from rlrun.runners import checkpoint as ckpt
 from rlrun.runners.base import BaseRunner
+from rlrun.runners.checkpoint import CheckpointInfo, CheckpointPolicy
 from rlrun.runners.contracts import AgentContract, AlgorithmContract, SamplerContract
+from rlrun.runners.interrupt import StopSignals, TrainingInterrupted, interrupted_error
 from rlrun.runners.master_affinity import apply_master_affinity, check_affinity, fit_master_threads_to_workers
 from rlrun.utils.logging import logger
 from rlrun.utils.seed import make_seed, set_seed
@@ -34,6 +39,14 @@ class MinibatchRlBase(BaseRunner):
     workers leave free (1 when they fill the CPUs, the default); a serial run keeps torch's count.
     ``seed=None`` draws a fresh seed; the sampler gets ``seed + 1``.
 
+    Checkpoints (see docs/checkpoints.md): ``checkpoint`` (a :class:`CheckpointPolicy`, or True for the
+    default one: after every log row, keeping 2) writes them into ``<log folder>/checkpoints``;
+    ``resume=True`` continues from the newest one in the log folder (open it with
+    ``logger_context(..., resume=True)``), ``resume=<run folder or checkpoint file>`` from another one.
+    A run that resumes also writes checkpoints (the default policy unless ``checkpoint`` says otherwise).
+    SIGINT and SIGTERM stop the run after the iteration in progress with a checkpoint, then raise
+    :class:`~rlrun.runners.interrupt.TrainingInterrupted`.
+
     Subclasses change one step: :meth:`on_training_start` (before the first iteration) and
     :meth:`on_log_interval` (when diagnostics are due).
     """
@@ -52,6 +65,8 @@ class MinibatchRlBase(BaseRunner):
         seed: int | None = None,
         affinity: dict[str, Any] | None = None,
         log_interval_steps: int | float = 1e5,
+        checkpoint: CheckpointPolicy | bool | None = None,
+        resume: bool | str | os.PathLike[str] = False,
     ) -> None:
         name = type(self).__name__
         if not n_steps >= 1:
@@ -80,33 +95,69 @@ class MinibatchRlBase(BaseRunner):
         self.log_interval_itrs = 1
         self.itr_batch_size = 0
         self._restore_master_affinity: Callable[[], None] | None = None
+        if not isinstance(checkpoint, (CheckpointPolicy, bool, type(None))):
+            raise TypeError(f"{name}: checkpoint must be a CheckpointPolicy, True, False or None; got {checkpoint!r}.")
+        if checkpoint is True or (checkpoint is None and resume is not False):
+            checkpoint = CheckpointPolicy()
+        self.checkpoint_policy: CheckpointPolicy | None = checkpoint or None
+        self.resume = resume
+        self._start_itr = 0  # after a resume: the iteration after the checkpoint's
+        self._last_checkpoint_itr: int | None = None
+        self.resumed_from: CheckpointInfo | None = None
+        # Diagnostics, set by initialize_logging().
+        self._opt_infos: dict[str, list[float]] = {}
+        self._last_diagnostics: dict[str, Any] = {}
 
     # ---- the loop ----
 
     def train(self) -> dict[str, Any]:
-        """Start up, run ``n_itr`` iterations, shut down; return the last logged row (key -> value).
+        """Start up (resuming from a checkpoint if asked), run the iterations left of ``n_itr``, shut down;
+        return the last logged row (key -> value).
 
-        The sampler is shut down also when any step raises (or on Ctrl-C); the original error propagates.
+        The sampler is shut down also when any step raises; the original error propagates. A first
+        SIGINT or SIGTERM lets the iteration in progress finish, writes a checkpoint (when checkpoints
+        are on) and raises :class:`~rlrun.runners.interrupt.TrainingInterrupted`; a second one abandons
+        the iteration at once.
         """
-        try:
-            n_itr = self.startup()
-            self.on_training_start()
-            for itr in range(n_itr):
-                logger.set_iteration(itr)
-                with logger.prefix(f"itr #{itr} "):
-                    self.agent.sample_mode(itr)
-                    samples, traj_infos = self.sampler.obtain_samples(itr)
-                    self.agent.train_mode(itr)
-                    opt_info = self.algo.optimize_agent(itr, samples)
-                    self.store_diagnostics(itr, traj_infos, opt_info)
-                    if (itr + 1) % self.log_interval_itrs == 0 or itr == n_itr - 1:
-                        self.on_log_interval(itr)
-        except BaseException:
-            self._shutdown_after_error()
-            raise
+        with StopSignals() as stop:
+            try:
+                n_itr = self.startup()
+                self._stop_if_requested(stop, self._start_itr - 1 if self._start_itr else None)
+                if self.resumed_from is None:
+                    self.on_training_start()
+                for itr in range(self._start_itr, n_itr):
+                    logger.set_iteration(itr)
+                    with logger.prefix(f"itr #{itr} "):
+                        self.agent.sample_mode(itr)
+                        samples, traj_infos = self.sampler.obtain_samples(itr)
+                        self.agent.train_mode(itr)
+                        opt_info = self.algo.optimize_agent(itr, samples)
+                        self.store_diagnostics(itr, traj_infos, opt_info)
+                        if (itr + 1) % self.log_interval_itrs == 0 or itr == n_itr - 1:
+                            self.on_log_interval(itr)
+                        policy = self.checkpoint_policy
+                        if policy is not None and (policy.due(itr, self.log_interval_itrs) or itr == n_itr - 1):
+                            self.save_checkpoint(itr)
+                    self._stop_if_requested(stop, itr)
+            except BaseException as e:
+                self._shutdown_after_error()
+                if isinstance(e, TrainingInterrupted):
+                    logger.log(f"{e} The sampler is shut down; resume=True continues from the latest checkpoint.")
+                raise
         logger.log("Training complete.")
         self.shutdown()
         return dict(self._last_diagnostics)
+
+    def _stop_if_requested(self, stop: StopSignals, itr: int | None) -> None:
+        """After a stop signal: the checkpoint of ``itr`` (the last finished iteration), then the exception."""
+        if stop.requested is None:
+            return
+        path = None
+        if itr is not None and self.checkpoint_policy is not None:
+            if self._last_checkpoint_itr != itr:
+                self.save_checkpoint(itr)
+            path = str(self._checkpoint_folder() / f"itr_{itr:09d}.ckpt")
+        raise interrupted_error(stop.requested, itr=itr, checkpoint=path)
 
     def on_training_start(self) -> None:
         """Called after startup, before the first iteration."""
@@ -120,6 +171,11 @@ class MinibatchRlBase(BaseRunner):
     def startup(self) -> int:
         """Pin the process, seed, initialise sampler (and with it the agent), fit the torch threads to its
         workers, agent device, algorithm and logging, in that order. Returns ``n_itr``."""
+        if self.checkpoint_policy is not None and logger.get_snapshot_dir() is None:
+            raise ValueError(
+                f"{type(self).__name__}: checkpoints and resume need a log folder to keep the checkpoints in; "
+                "call train() inside logger_context(...) (with resume=True to continue a run in its folder)."
+            )
         self._restore_master_affinity = apply_master_affinity(self.affinity)
         if self.seed is None:
             self.seed = make_seed()
@@ -153,6 +209,8 @@ class MinibatchRlBase(BaseRunner):
         # Replay-based algorithms know when learning starts only once they know the batch size.
         self.min_itr_learn = self.algo.min_itr_learn
         self.initialize_logging()
+        if self.resume is not False:
+            self.load_checkpoint()
         return n_itr
 
     def get_traj_info_kwargs(self) -> dict[str, Any]:
@@ -204,18 +262,112 @@ class MinibatchRlBase(BaseRunner):
         if paths:
             logger.log(f"Saved snapshot {', '.join(paths)}")
 
+    # ---- checkpoints ----
+
+    def _checkpoint_folder(self) -> Path:
+        snapshot_dir = logger.get_snapshot_dir()
+        assert snapshot_dir is not None  # startup() checked
+        return ckpt.checkpoint_dir(snapshot_dir)
+
+    def checkpoint_state(self, itr: int) -> dict[str, Any]:
+        """Everything a resumed run needs to continue after iteration ``itr``: the components' state
+        (:func:`~rlrun.runners.checkpoint.training_state`), the runner's counters, where the log files
+        stand, and the random generators (taken last, as they are when the next iteration starts)."""
+        policy = self.checkpoint_policy
+        return dict(
+            format=ckpt.FORMAT_VERSION,
+            itr=itr,
+            cum_steps=self._itrs_done * self.itr_batch_size,
+            batch_size=self.itr_batch_size,
+            **ckpt.training_state(self.agent, self.algo, self.sampler, replay=policy is None or policy.replay),
+            runner=self.diagnostics_state_dict(),
+            logger=logger.tabular_outputs_state(),
+            rng=ckpt.capture_rng_state(),
+        )
+
+    def save_checkpoint(self, itr: int) -> CheckpointInfo:
+        """Write the checkpoint of iteration ``itr`` and delete those beyond the policy's ``keep_last``."""
+        folder = self._checkpoint_folder()
+        info = ckpt.write_checkpoint(folder, itr, self.checkpoint_state(itr), self._itrs_done * self.itr_batch_size)
+        ckpt.prune_checkpoints(folder, self.checkpoint_policy.keep_last if self.checkpoint_policy else 1)
+        self._last_checkpoint_itr = itr
+        return info
+
+    def _resume_source(self) -> Path:
+        if self.resume is True:
+            snapshot_dir = logger.get_snapshot_dir()
+            assert snapshot_dir is not None  # startup() checked
+            return Path(snapshot_dir)
+        return Path(self.resume)  # type: ignore[arg-type]  # a path; False never gets here
+
+    def load_checkpoint(self) -> None:
+        """Continue from the newest usable checkpoint of ``resume``; called at the end of startup.
+
+        Without one, the run starts at iteration 0 and the log rows an earlier attempt left are cut.
+        """
+        source = self._resume_source()
+        found = ckpt.load_latest_checkpoint(source)
+        if found is None:
+            logger.log(f"No checkpoint in {source}: starting at iteration 0.")
+            logger.rewind_tabular_outputs({})
+            return
+        info, state = found
+        if state["batch_size"] != self.itr_batch_size:
+            raise ckpt.CheckpointError(
+                f"{info.path} was saved by a run of {state['batch_size']} steps per iteration, this one takes "
+                f"{self.itr_batch_size}: resume with the same batch_T, batch_B and world size."
+            )
+        ckpt.load_training_state(state, self.agent, self.algo, self.sampler)
+        self.load_diagnostics_state_dict(state["runner"])
+        logger.rewind_tabular_outputs(state["logger"])
+        ckpt.restore_rng_state(state["rng"])
+        self._start_itr = int(state["itr"]) + 1
+        self._last_checkpoint_itr = int(state["itr"])
+        self.resumed_from = info
+        envs = "with its envs mid-episode" if self.sampler.restores_env_state else "with fresh envs"
+        logger.log(
+            f"Resumed from {info.path}: {info.cum_steps} steps done, continuing at iteration {self._start_itr} "
+            f"of {self.n_itr} {envs}."
+        )
+
+    def diagnostics_state_dict(self) -> dict[str, Any]:
+        """The counters and values behind the next log rows (times as durations)."""
+        now = time.perf_counter()
+        return dict(
+            cum_time=now - self._start_time,
+            since_last_log=now - self._last_time,
+            cum_completed_trajs=self._cum_completed_trajs,
+            last_update_counter=self._last_update_counter,
+            itrs_done=self._itrs_done,
+            itrs_at_last_log=self._itrs_at_last_log,
+            opt_infos=self._opt_infos,
+            last_diagnostics=self._last_diagnostics,
+        )
+
+    def load_diagnostics_state_dict(self, state: dict[str, Any]) -> None:
+        now = time.perf_counter()
+        self._start_time = now - state["cum_time"]
+        self._last_time = now - state["since_last_log"]
+        self._cum_time = state["cum_time"]
+        self._cum_completed_trajs = state["cum_completed_trajs"]
+        self._last_update_counter = state["last_update_counter"]
+        self._itrs_done = state["itrs_done"]
+        self._itrs_at_last_log = state["itrs_at_last_log"]
+        self._opt_infos = {k: list(v) for k, v in state["opt_infos"].items()}
+        self._last_diagnostics = dict(state["last_diagnostics"])
+
     # ---- diagnostics ----
 
     def initialize_logging(self) -> None:
         """Reset the counters and buffers diagnostics are computed from; called at the end of startup."""
-        self._opt_infos: dict[str, list[float]] = {k: [] for k in self.algo.opt_info_fields}
+        self._opt_infos = {k: [] for k in self.algo.opt_info_fields}
         self._start_time = self._last_time = time.perf_counter()
         self._cum_time = 0.0
         self._cum_completed_trajs = 0
         self._last_update_counter = 0
         self._itrs_done = 0
         self._itrs_at_last_log = 0
-        self._last_diagnostics: dict[str, Any] = {}
+        self._last_diagnostics = {}
         self._traj_info_keys = self._template_traj_info_keys()
 
     def _template_traj_info_keys(self) -> list[str]:
