@@ -1,4 +1,4 @@
-"""The ``rlrun`` command (also ``python -m rlrun``): ``rlrun plot`` and ``rlrun doctor``."""
+"""The ``rlrun`` command (also ``python -m rlrun``): ``rlrun train``, ``rlrun plot`` and ``rlrun doctor``."""
 
 from __future__ import annotations
 
@@ -6,11 +6,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from rlrun.cli import doctor, plot
+from rlrun.cli import doctor, plot, train
 
 __all__ = ["main", "build_parser"]
 
 COMMANDS = {
+    "train": (train, "train an algorithm on an env from a ready-made config, with overrides"),
     "plot": (plot, "draw learning curves (return against steps and wall time) from run folders"),
     "doctor": (doctor, "check this machine before a long run: torch and the GPU, ale-py, MuJoCo, cores, memory"),
 }
