@@ -1,5 +1,7 @@
 """Runners: the training loop that connects a sampler, an agent and an algorithm, and logs the run."""
 
+from rlrun.runners.checkpoint import CheckpointPolicy
+from rlrun.runners.interrupt import TrainingInterrupted
 from rlrun.runners.minibatch_rl import MinibatchRl, MinibatchRlBase, MinibatchRlEval
 
-__all__ = ["MinibatchRl", "MinibatchRlBase", "MinibatchRlEval"]
+__all__ = ["CheckpointPolicy", "MinibatchRl", "MinibatchRlBase", "MinibatchRlEval", "TrainingInterrupted"]
