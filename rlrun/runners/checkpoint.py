@@ -37,6 +37,7 @@ __all__ = [
     "CheckpointError",
     "CHECKPOINT_DIR_NAME",
     "checkpoint_dir",
+    "checkpoint_path",
     "write_checkpoint",
     "list_checkpoints",
     "load_checkpoint",
@@ -108,6 +109,11 @@ def checkpoint_dir(run_dir: str | os.PathLike[str]) -> Path:
     return Path(run_dir) / CHECKPOINT_DIR_NAME
 
 
+def checkpoint_path(folder: str | os.PathLike[str], itr: int) -> Path:
+    """The data file of iteration ``itr``'s checkpoint in ``folder`` (its manifest: the same name in ``.json``)."""
+    return Path(folder) / f"itr_{itr:09d}.ckpt"
+
+
 # ---- writing ----
 
 
@@ -157,8 +163,8 @@ def write_checkpoint(folder: str | os.PathLike[str], itr: int, state: dict[str, 
     """Write ``state`` as the checkpoint of iteration ``itr`` in ``folder`` (made if missing), atomically."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"itr_{itr:09d}.ckpt"
-    manifest = folder / f"itr_{itr:09d}.json"
+    path = checkpoint_path(folder, itr)
+    manifest = path.with_suffix(".json")
     start = time.perf_counter()
 
     def save(f: BinaryIO) -> _HashingWriter:

@@ -156,7 +156,7 @@ class MinibatchRlBase(BaseRunner):
         if itr is not None and self.checkpoint_policy is not None:
             if self._last_checkpoint_itr != itr:
                 self.save_checkpoint(itr)
-            path = str(self._checkpoint_folder() / f"itr_{itr:09d}.ckpt")
+            path = str(ckpt.checkpoint_path(self._checkpoint_folder(), itr))
         raise interrupted_error(stop.requested, itr=itr, checkpoint=path)
 
     def on_training_start(self) -> None:
