@@ -7,31 +7,17 @@ from masked_cartpole import masked_cartpole
 
 from rlrun.agents.dqn.r2d1_agent import R2d1Agent
 from rlrun.algos.dqn.r2d1 import R2D1
+from rlrun.experiments.configs.cartpole_r2d1 import config as R2D1_CONFIG
 from rlrun.runners.minibatch_rl import MinibatchRlEval
 from rlrun.samplers.serial.sampler import SerialSampler
 
-# Sampler batches of 10 steps x 8 envs; sequences of 10 burn-in + 20 trained steps starting where the
-# state was stored (every 10 steps); 5-step returns; about 3 updates of 32 sequences per batch. Tried
-# on seed 0 (return at 80k steps): lstm 64 with 3-step returns and the target copied every 100 updates
-# reached 262 at best; lstm 128 with the target every 20 updates 441 at best, unstable; lr 5e-4 with
-# the target every 50 updates 189 at best; the settings below 500 from 74k steps on.
-R2D1_KWARGS = dict(
-    discount=0.99,
-    batch_T=20,
-    batch_B=32,
-    warmup_T=10,
-    store_rnn_state_interval=10,
-    n_step_return=5,
-    min_steps_learn=2_000,
-    replay_size=50_000,
-    replay_ratio=32,
-    target_update_interval=50,
-    learning_rate=1e-3,
-    clip_grad_norm=10.0,
-    eps_steps=10_000,
-)
-SAMPLER_KWARGS = dict(batch_T=10, batch_B=8)
-AGENT_KWARGS = dict(eps_final=0.01, eps_eval=0.0, model_kwargs=dict(hidden_sizes=(128,), lstm_size=128, head_size=128))
+# The settings live in rlrun/experiments/configs/cartpole_r2d1.py (``rlrun train`` uses them too).
+# Tried on seed 0 (return at 80k steps): lstm 64 with 3-step returns and the target copied every 100
+# updates reached 262 at best; lstm 128 with the target every 20 updates 441 at best, unstable; lr 5e-4
+# with the target every 50 updates 189 at best; the config's settings 500 from 74k steps on.
+R2D1_KWARGS = dict(R2D1_CONFIG["algo"])
+SAMPLER_KWARGS = {key: R2D1_CONFIG["sampler"][key] for key in ("batch_T", "batch_B")}
+AGENT_KWARGS = dict(R2D1_CONFIG["agent"], model_kwargs=dict(R2D1_CONFIG["model"]))
 
 
 def build_runner(
