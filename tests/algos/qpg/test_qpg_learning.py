@@ -75,7 +75,7 @@ def test_algorithm_reaches_the_threshold_on_pendulum_within_20k_steps(algo, seed
     assert reached is not None and reached <= 20_000, f"{algo}: evaluation returns every {EVAL_EVERY} steps: {curve}"
 
 
-HALFCHEETAH_MIN_RETURN = 1500.0
+HALFCHEETAH_MIN_RETURN = 2000.0  # seed 0 reached 4143 here, SB3 3281 (benchmarks/learning_mujoco.py)
 
 
 @pytest.mark.slow
