@@ -34,10 +34,11 @@ The names are in rlpyt's order. ``config`` is the base config, ``configs["dqn"]`
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import torch
+
+from rlrun.experiments.configs.derive import derive
 
 __all__ = ["configs", "config"]
 
@@ -72,54 +73,50 @@ configs: dict[str, dict[str, Any]] = {
 }
 
 
-def _derive(base: str, **sections: dict[str, Any]) -> dict[str, Any]:
-    """A deep copy of ``configs[base]`` with the given sections updated key by key."""
-    derived = copy.deepcopy(configs[base])
-    for section, values in sections.items():
-        derived[section].update(values)
-    return derived
-
-
-configs["double"] = _derive("dqn", algo=dict(double_dqn=True))
-configs["prioritized"] = _derive("dqn", algo=dict(prioritized_replay=True))
-configs["dueling"] = _derive("dqn", model=dict(dueling=True))
-configs["double_pri_duel"] = _derive(
-    "dqn", algo=dict(double_dqn=True, prioritized_replay=True), model=dict(dueling=True)
+configs["double"] = derive(configs, "dqn", algo=dict(double_dqn=True))
+configs["prioritized"] = derive(configs, "dqn", algo=dict(prioritized_replay=True))
+configs["dueling"] = derive(configs, "dqn", model=dict(dueling=True))
+configs["double_pri_duel"] = derive(
+    configs, "dqn", algo=dict(double_dqn=True, prioritized_replay=True), model=dict(dueling=True)
 )
 # rlpyt's train script for these two builds CategoricalDQN and AtariCatDqnAgent from them.
-configs["catdqn"] = _derive("dqn", algo=dict(learning_rate=2.5e-4))
-configs["ernbw"] = _derive(
+configs["catdqn"] = derive(configs, "dqn", algo=dict(learning_rate=2.5e-4))
+configs["ernbw"] = derive(
+    configs,
     "dqn",
     algo=dict(n_step_return=3, learning_rate=6.25e-5, double_dqn=True, prioritized_replay=True),
     model=dict(dueling=True),
 )
 # rlpyt's entry gives only the RMSprop keywords (alpha is not an Adam keyword); OptimCls makes the
 # optimizer the one the name and the keywords are for.
-configs["rmsprop"] = _derive(
+configs["rmsprop"] = derive(
+    configs,
     "dqn",
     algo=dict(learning_rate=2.5e-4, OptimCls=torch.optim.RMSprop),
     optim=dict(alpha=0.95, eps=1e-6),
     runner=dict(n_steps=15e6),
 )
-configs["fast_log"] = _derive(
+configs["fast_log"] = derive(
+    configs,
     "dqn",
     runner=dict(n_steps=15e6, log_interval_steps=1e5),
     sampler=dict(eval_max_steps=70e3, eval_max_trajectories=50),
 )
-configs["short_run"] = _derive("dqn", runner=dict(n_steps=15e6))
-configs["no_eval"] = _derive("dqn", sampler=dict(eval_n_envs=0), runner=dict(log_interval_steps=int(1e5)))
-configs["serial"] = _derive("dqn", sampler=dict(batch_T=8, batch_B=2))
-configs["cpu"] = _derive("dqn", sampler=dict(batch_T=4, batch_B=4))
-configs["debug"] = _derive(
+configs["short_run"] = derive(configs, "dqn", runner=dict(n_steps=15e6))
+configs["no_eval"] = derive(configs, "dqn", sampler=dict(eval_n_envs=0), runner=dict(log_interval_steps=int(1e5)))
+configs["serial"] = derive(configs, "dqn", sampler=dict(batch_T=8, batch_B=2))
+configs["cpu"] = derive(configs, "dqn", sampler=dict(batch_T=4, batch_B=4))
+configs["debug"] = derive(
+    configs,
     "dqn",
     sampler=dict(batch_T=8, batch_B=2, max_decorrelation_steps=20, eval_max_steps=8e3, eval_max_trajectories=4),
     runner=dict(n_steps=3e4, log_interval_steps=1e4),
     algo=dict(min_steps_learn=1e4, replay_size=1e4, eps_steps=2e4),
 )
-configs["debug_vec_eps"] = _derive("debug", sampler=dict(batch_T=4, batch_B=4), agent=dict(eps_final_min=0.001))
+configs["debug_vec_eps"] = derive(configs, "debug", sampler=dict(batch_T=4, batch_B=4), agent=dict(eps_final_min=0.001))
 # rlpyt set eval_n_envs=10 beside the sections, where no script read it; here it is a sampler keyword.
-configs["async_big"] = _derive(
-    "dqn", sampler=dict(batch_T=4, batch_B=256, eval_n_envs=10), algo=dict(prioritized_replay=False)
+configs["async_big"] = derive(
+    configs, "dqn", sampler=dict(batch_T=4, batch_B=256, eval_n_envs=10), algo=dict(prioritized_replay=False)
 )
 
 config = configs["dqn"]

@@ -37,8 +37,9 @@ Every key is one of the rlrun classes' keywords, with rlpyt's meaning. The names
 
 from __future__ import annotations
 
-import copy
 from typing import Any
+
+from rlrun.experiments.configs.derive import derive
 
 __all__ = ["configs", "config"]
 
@@ -80,17 +81,10 @@ configs: dict[str, dict[str, Any]] = {
 }
 
 
-def _derive(base: str, **sections: dict[str, Any]) -> dict[str, Any]:
-    """A deep copy of ``configs[base]`` with the given sections updated key by key."""
-    derived = copy.deepcopy(configs[base])
-    for section, values in sections.items():
-        derived[section].update(values)
-    return derived
-
-
 # The sampler's 40 steps match warmup_T and the state interval, and 192 x 40 steps are one update
 # of 64 sequences of 120 steps at replay ratio 1.
-configs["r2d1_long"] = _derive(
+configs["r2d1_long"] = derive(
+    configs,
     "r2d1",
     algo=dict(replay_size=int(4e6), batch_B=64, replay_ratio=1),
     agent=dict(eps_final=0.1, eps_final_min=0.0005),
@@ -98,25 +92,28 @@ configs["r2d1_long"] = _derive(
     sampler=dict(batch_T=40, batch_B=192, eval_n_envs=6, eval_max_steps=int(28e3 * 6)),
     env=dict(episodic_lives=False),
 )
-configs["r2d1_profile"] = _derive(
+configs["r2d1_profile"] = derive(
+    configs,
     "r2d1_long",
     runner=dict(n_steps=1e6, log_interval_steps=1e6),
     algo=dict(min_steps_learn=5e4),
     sampler=dict(eval_max_trajectories=2),
 )
-configs["r2d1_prof_halftrain"] = _derive("r2d1_profile", algo=dict(batch_B=32, replay_ratio=0.5))
-configs["r2d1_prof_quartertrain"] = _derive("r2d1_profile", algo=dict(batch_B=16, replay_ratio=0.25))
-configs["r2d1_long_4tr"] = _derive(
-    "r2d1_long", algo=dict(replay_ratio=4), sampler=dict(eval_n_envs=12, eval_max_steps=int(28e3 * 12))
+configs["r2d1_prof_halftrain"] = derive(configs, "r2d1_profile", algo=dict(batch_B=32, replay_ratio=0.5))
+configs["r2d1_prof_quartertrain"] = derive(configs, "r2d1_profile", algo=dict(batch_B=16, replay_ratio=0.25))
+configs["r2d1_long_4tr"] = derive(
+    configs, "r2d1_long", algo=dict(replay_ratio=4), sampler=dict(eval_n_envs=12, eval_max_steps=int(28e3 * 12))
 )
 # For rlpyt's asynchronous GPU sampler (not in rlrun yet); rlpyt scaled the 64 sequences per update
 # with the number of optimizing GPUs.
-configs["async_gpu"] = _derive(
+configs["async_gpu"] = derive(
+    configs,
     "r2d1_long",
     sampler=dict(batch_B=256, batch_T=40, eval_n_envs=20, eval_max_steps=int(28e3 * 20)),
     algo=dict(replay_size=int(4e6), batch_B=64),
 )
-configs["r2d1_test"] = _derive(
+configs["r2d1_test"] = derive(
+    configs,
     "r2d1_long",
     sampler=dict(
         batch_B=8,
@@ -140,19 +137,23 @@ configs["r2d1_test"] = _derive(
 )
 # rlpyt's machine-sized variants of async_gpu: envs to fill the sampling GPUs and CPUs, evaluation
 # envs each given at least one full-length game, and enough evaluation games not to favour short ones.
-configs["async_alt_pabti"] = _derive(
+configs["async_alt_pabti"] = derive(
+    configs,
     "async_gpu",
     sampler=dict(batch_B=264, eval_n_envs=44, eval_max_steps=int(44 * 28e3), eval_max_trajectories=120),
 )
-configs["async_alt_dgx"] = _derive(
+configs["async_alt_dgx"] = derive(
+    configs,
     "async_gpu",
     sampler=dict(batch_B=312, eval_n_envs=78, eval_max_steps=int(78 * 28e3), eval_max_trajectories=210),
 )
-configs["async_alt_got"] = _derive(
+configs["async_alt_got"] = derive(
+    configs,
     "async_gpu",
     sampler=dict(batch_B=252, eval_n_envs=36, eval_max_steps=int(36 * 28e3), eval_max_trajectories=100),
 )
-configs["async_gpu_dgx"] = _derive(
+configs["async_gpu_dgx"] = derive(
+    configs,
     "async_gpu",
     sampler=dict(batch_B=312, eval_n_envs=39, eval_max_steps=int(39 * 28e3), eval_max_trajectories=210),
 )

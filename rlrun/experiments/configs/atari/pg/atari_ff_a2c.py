@@ -16,8 +16,9 @@ for :class:`~rlrun.runners.minibatch_rl.MinibatchRl`.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
+
+from rlrun.experiments.configs.derive import derive
 
 __all__ = ["configs", "config"]
 
@@ -40,15 +41,7 @@ configs: dict[str, dict[str, Any]] = {
 }
 
 
-def _derive(base: str, **sections: dict[str, Any]) -> dict[str, Any]:
-    """A deep copy of ``configs[base]`` with the given sections updated key by key."""
-    derived = copy.deepcopy(configs[base])
-    for section, values in sections.items():
-        derived[section].update(values)
-    return derived
-
-
-configs["low_lr"] = _derive("0", algo=dict(learning_rate=4e-4))
-configs["2gpu"] = _derive("0", sampler=dict(batch_B=16))
+configs["low_lr"] = derive(configs, "0", algo=dict(learning_rate=4e-4))
+configs["2gpu"] = derive(configs, "0", sampler=dict(batch_B=16))
 
 config = configs["0"]

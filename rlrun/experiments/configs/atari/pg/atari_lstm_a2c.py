@@ -19,8 +19,9 @@ Each config derives from the one before it, as in rlpyt. ``config`` is the base 
 
 from __future__ import annotations
 
-import copy
 from typing import Any
+
+from rlrun.experiments.configs.derive import derive
 
 __all__ = ["configs", "config"]
 
@@ -43,17 +44,11 @@ configs: dict[str, dict[str, Any]] = {
 }
 
 
-def _derive(base: str, **sections: dict[str, Any]) -> dict[str, Any]:
-    """A deep copy of ``configs[base]`` with the given sections updated key by key."""
-    derived = copy.deepcopy(configs[base])
-    for section, values in sections.items():
-        derived[section].update(values)
-    return derived
-
-
-configs["4frame"] = _derive(
-    "0", env=dict(num_img_obs=4), sampler=dict(batch_T=5, batch_B=16), algo=dict(learning_rate=1e-4)
+configs["4frame"] = derive(
+    configs, "0", env=dict(num_img_obs=4), sampler=dict(batch_T=5, batch_B=16), algo=dict(learning_rate=1e-4)
 )
-configs["like_ff"] = _derive("4frame", algo=dict(learning_rate=7e-4, clip_grad_norm=1), sampler=dict(batch_B=32))
+configs["like_ff"] = derive(
+    configs, "4frame", algo=dict(learning_rate=7e-4, clip_grad_norm=1), sampler=dict(batch_B=32)
+)
 
 config = configs["0"]

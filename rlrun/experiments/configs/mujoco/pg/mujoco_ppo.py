@@ -20,8 +20,9 @@ the retired mujoco-py); ``"Hopper-v5"`` is the current version of that task, on 
 
 from __future__ import annotations
 
-import copy
 from typing import Any
+
+from rlrun.experiments.configs.derive import derive
 
 __all__ = ["configs", "config"]
 
@@ -49,15 +50,7 @@ configs: dict[str, dict[str, Any]] = {
 }
 
 
-def _derive(base: str, **sections: dict[str, Any]) -> dict[str, Any]:
-    """A deep copy of ``configs[base]`` with the given sections updated key by key."""
-    derived = copy.deepcopy(configs[base])
-    for section, values in sections.items():
-        derived[section].update(values)
-    return derived
-
-
-configs["ppo_1M_cpu"] = _derive("ppo_1M_serial", sampler=dict(batch_T=256, batch_B=8))
-configs["ppo_32ep_1mb"] = _derive("ppo_1M_cpu", algo=dict(minibatches=1, epochs=32))
+configs["ppo_1M_cpu"] = derive(configs, "ppo_1M_serial", sampler=dict(batch_T=256, batch_B=8))
+configs["ppo_32ep_1mb"] = derive(configs, "ppo_1M_cpu", algo=dict(minibatches=1, epochs=32))
 
 config = configs["ppo_1M_serial"]
