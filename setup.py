@@ -27,6 +27,7 @@ EXTRAS = {
         "mujoco>=3.0",  # MuJoCo configs, example_2 and the HalfCheetah check
         "imageio>=2.14",
         "stable-baselines3>=2.0",  # the benchmarks' side-by-side runs, smoke-tested
+        "tensorboard>=2.10",  # event files written and read back
         "ruff>=0.5",
         "mypy>=1.10",
     ],

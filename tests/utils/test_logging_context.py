@@ -6,6 +6,7 @@ import datetime
 import importlib.util
 import json
 import pathlib
+import sys
 
 import numpy as np
 import pytest
@@ -224,8 +225,8 @@ def test_processes_claiming_one_folder_at_once_each_get_their_own(tmp_path):
     assert {pathlib.Path(c).name for c in claimed} == {"run_0", *(f"run_0-{k}" for k in range(2, 9))}
 
 
-@pytest.mark.skipif(HAS_TENSORBOARD, reason="tensorboard is installed")
-def test_summary_writer_without_tensorboard_names_the_install_command(in_tmp):
+def test_summary_writer_without_tensorboard_names_the_install_command(in_tmp, monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", None)  # as if tensorboard were not installed
     with pytest.raises(ImportError, match=r"pip install rlrun\[tensorboard\]"):
         with logger_context("e", 0, "n", use_summary_writer=True):
             pass
@@ -240,6 +241,12 @@ def test_summary_writer_writes_event_files_into_the_run_folder(in_tmp):
         assert logger.get_tf_summary_writer() is not None
     assert logger.get_tf_summary_writer() is None
     assert list(pathlib.Path(run_dir).glob("events.out.tfevents.*"))
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(run_dir))
+    events.Reload()
+    (tag,) = [t for t in events.Tags()["scalars"] if t.endswith("x")]
+    assert [e.value for e in events.Scalars(tag)] == [1.0]
 
 
 def test_library_log_records_reach_the_runs_debug_log_and_warnings_the_console(in_tmp, capsys):
