@@ -12,6 +12,9 @@ from rlrun.spaces.box import Box, format_bound
 
 __all__ = ["IntBox"]
 
+# Types whose values ``mismatch`` compares directly with scalar bounds (bool is not among them).
+_SCALAR_INTS = frozenset({int, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64})
+
 
 class IntBox(Box):
     """Integers in ``[low, high)``: ``high`` is exclusive, so ``IntBox(0, n)`` has ``n`` values."""
@@ -29,6 +32,8 @@ class IntBox(Box):
         super().__init__(low, high, shape=shape, dtype=dtype, null_value=null_value)
         if np.any(np.asarray(self.high) <= np.asarray(self.low)):
             raise ValueError(f"IntBox: high ({high}) must exceed low ({low}); high is exclusive.")
+        # Scalar discrete actions are checked on every env step: plain ints make that check a comparison.
+        self._int_bounds = (int(self.low), int(self.high)) if not self.shape and not np.ndim(self.low) else None
 
     def _default_null(self):
         return np.broadcast_to(np.asarray(self.low, dtype=self.dtype), self.shape).copy()
@@ -45,6 +50,10 @@ class IntBox(Box):
         return self.rng.integers(self.low, self.high, size=self.shape, dtype=self.dtype, endpoint=False)[()]
 
     def mismatch(self, value: Any) -> str | None:
+        if self._int_bounds is not None and type(value) in _SCALAR_INTS:
+            low, high = self._int_bounds
+            if low <= value < high:
+                return None
         why = self._shape_mismatch(value)
         if why is not None:
             return why

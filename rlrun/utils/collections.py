@@ -109,8 +109,8 @@ class NamedArrayTuple(tuple):
     def __getitem__(self, loc):
         """Index every non-None field with ``loc``; a string or int field index needs ``get``."""
         try:
-            cls: Any = type(self)
-            return cls(*(None if s is None else s[loc] for s in self))
+            # tuple.__new__ skips the namedtuple's Python-level __new__: collectors index per env step.
+            return tuple.__new__(type(self), [None if s is None else s[loc] for s in self])
         except IndexError as e:
             for name, s in zip(self._fields, self):
                 if s is None:
