@@ -16,6 +16,7 @@ evaluation excluded. SB3 needs `pip install stable-baselines3`.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import sys
@@ -105,7 +106,9 @@ def main() -> int:
     parser.add_argument("--n_steps", type=int, default=None, help="instead of each config's budget (smoke runs)")
     args = parser.parse_args()
     runners = {"rlrun": run_rlrun, "sb3": run_sb3}
-    print(f"{'algo':7} {'lib':6} {'seed':>4} {'steps to 475':>13} {'wall to 475':>12} {'final return':>13} {'wall (s)':>9}")
+    print(
+        f"{'algo':7} {'lib':6} {'seed':>4} {'steps to 475':>13} {'wall to 475':>12} {'final return':>13} {'wall (s)':>9}"
+    )
     table: dict[tuple[str, str], list] = {}
     for algo in args.algos:
         for lib in args.libs:
@@ -115,7 +118,7 @@ def main() -> int:
             for seed in args.seeds:
                 result = runners[lib](algo, seed, args.eval_every, args.n_steps)
                 solved, solved_wall, final = summarise(result)
-                table.setdefault((algo, lib), []).append((solved, final, result["wall"]))
+                table.setdefault((algo, lib), []).append((solved, final, result["wall"], solved_wall))
                 solved_text = "-" if solved is None else f"{int(solved)}"
                 wall_text = "-" if solved_wall is None else f"{solved_wall:.1f}"
                 print(
@@ -124,10 +127,27 @@ def main() -> int:
                 )
     print("\nsummary (mean over seeds):")
     for (algo, lib), rows in table.items():
-        n_solved = sum(final >= SOLVED for _, final, _ in rows)
-        wall = statistics.mean(w for _, _, w in rows)
+        n_solved = sum(final >= SOLVED for _, final, _, _ in rows)
+        wall = statistics.mean(w for _, _, w, _ in rows)
         print(f"{algo:7} {lib:6} final>=475 in {n_solved}/{len(rows)} seeds, mean wall {wall:.1f} s")
+    print("\nrlrun / SB3, medians over seeds (a seed that never reached 475 counts as slowest):")
+    for algo in args.algos:
+        if (algo, "rlrun") in table and (algo, "sb3") in table:
+            ours, theirs = table[algo, "rlrun"], table[algo, "sb3"]
+            wall = median_ratio([r[3] for r in ours], [r[3] for r in theirs])
+            steps = median_ratio([r[0] for r in ours], [r[0] for r in theirs])
+            print(f"{algo:7} wall to 475 ratio {_fmt(wall)}, steps to 475 ratio {_fmt(steps)}")
     return 0
+
+
+def median_ratio(ours: list[float | None], theirs: list[float | None]) -> float | None:
+    """median(ours) / median(theirs), None for infinity; unsolved seeds (None) sort last."""
+    a, b = (statistics.median(math.inf if x is None else x for x in xs) for xs in (ours, theirs))
+    return None if math.isinf(a) or math.isinf(b) or b == 0 else a / b
+
+
+def _fmt(ratio: float | None) -> str:
+    return "n/a" if ratio is None else f"{ratio:.2f}"
 
 
 if __name__ == "__main__":
