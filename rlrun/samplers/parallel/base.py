@@ -29,6 +29,7 @@ from rlrun.samplers.parallel.pool import DEFAULT_TIMEOUT_S, WorkerLabel, WorkerP
 from rlrun.samplers.parallel.protocol import Command, CommandKind, Report, SamplerWorkerError
 from rlrun.samplers.parallel.worker import SamplerSpec, WorkerSettings, sampling_process
 from rlrun.utils.launching.affinity import affinity_for_sampler
+from rlrun.utils.launching.main_guard import refuse_while_bootstrapping
 from rlrun.utils.seed import derive_seed, make_seed
 
 __all__ = ["ParallelSamplerBase", "SamplerWorkerError", "resolve_start_method"]
@@ -106,6 +107,7 @@ class ParallelSamplerBase(BaseSampler):
         Returns once every worker has built and decorrelated its envs. ``affinity`` gives the
         workers (``workers_cpus``: one entry per worker) or None for one unpinned worker per usable CPU.
         """
+        refuse_while_bootstrapping(f"{type(self).__name__}.initialize()")  # a script without its main guard
         if self._finalizer is not None and self._finalizer.still_active():
             raise RuntimeError(f"{type(self).__name__} is already running; call shutdown() before initializing again.")
         affinity = affinity_for_sampler(affinity, alternating=self.alternating)
