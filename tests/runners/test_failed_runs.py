@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections import namedtuple
 
+import gymnasium
 import numpy as np
 import pytest
 
@@ -12,6 +13,7 @@ from rlrun.agents.pg.categorical import CategoricalPgAgent
 from rlrun.algos.pg.a2c import A2C
 from rlrun.envs.base import Env, EnvStep
 from rlrun.envs.gym import make
+from rlrun.envs.validation import EnvValidationError
 from rlrun.runners.interrupt import TrainingInterrupted
 from rlrun.runners.minibatch_rl import MinibatchRl
 from rlrun.samplers.serial.sampler import SerialSampler
@@ -51,7 +53,7 @@ def _runner(EnvCls=make, env_kwargs=None, algo=None):
 
 @pytest.mark.parametrize(
     "EnvCls, env_kwargs, error",
-    [(make, dict(id="NoSuchEnv-v0"), Exception), (_WrongShapeEnv, {}, Exception)],
+    [(make, dict(id="NoSuchEnv-v0"), gymnasium.error.NameNotFound), (_WrongShapeEnv, {}, EnvValidationError)],
     ids=["wrong_env_id", "bad_observation_shape"],
 )
 def test_run_failing_at_startup_leaves_no_run_folder_and_the_next_run_takes_its_name(
@@ -79,7 +81,7 @@ def test_run_failing_after_startup_keeps_its_folder_with_a_failed_file(tmp_path)
 
 
 def test_folder_with_files_of_the_user_is_kept_and_marked_failed(tmp_path):
-    with pytest.raises(Exception):
+    with pytest.raises(gymnasium.error.NameNotFound):
         with logger_context(str(tmp_path), 0, "a2c", override_prefix=True) as run_dir:
             open(os.path.join(run_dir, "notes.txt"), "w").close()
             _runner(make, dict(id="NoSuchEnv-v0")).train()
