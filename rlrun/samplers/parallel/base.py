@@ -21,7 +21,7 @@ import torch.multiprocessing as torch_mp  # its context pickles shared tensors b
 
 from rlrun.envs.traj_info import TrajInfo
 from rlrun.envs.validation import validate_env
-from rlrun.samplers.base import BaseSampler
+from rlrun.samplers.base import BaseSampler, report_unfinished_evaluation
 from rlrun.samplers.buffer import build_samples_buffer
 from rlrun.samplers.builder import eval_env_ranks_of
 from rlrun.samplers.collectors import episode_quotas
@@ -180,14 +180,7 @@ class ParallelSamplerBase(BaseSampler):
         if self.eval_n_envs <= 0:
             raise RuntimeError("evaluate_agent needs eval_n_envs > 0 in the sampler.")
         traj_infos = self._run_round(Command(CommandKind.EVALUATE, itr))
-        if self._n_unfinished:
-            _log.warning(
-                "Evaluation at itr %d: %d episode(s) were still running at eval_max_steps=%d and are not counted; "
-                "raise eval_max_steps.",
-                itr,
-                self._n_unfinished,
-                self.eval_max_steps,
-            )
+        report_unfinished_evaluation(_log, itr, len(traj_infos), self._n_unfinished, self.eval_max_steps)
         return traj_infos
 
     def shutdown(self) -> None:
