@@ -289,8 +289,9 @@ class MinibatchRlBase(BaseRunner):
         self.log_interval_itrs = max(1, self.log_interval_steps // self.itr_batch_size)
         self.n_itr = math.ceil(self.n_steps / self.itr_batch_size)
         logger.log(
-            f"Running {self.n_itr} iterations of {self.itr_batch_size} steps, "
-            f"logging every {self.log_interval_itrs} iterations."
+            f"Running {self.n_itr} iterations of {self.itr_batch_size} steps ({self.n_itr * self.itr_batch_size:,} "
+            f"env steps), logging every {self.log_interval_itrs} iterations "
+            f"({self.log_interval_itrs * self.itr_batch_size:,} steps)."
         )
         return self.n_itr
 
