@@ -38,7 +38,7 @@ from rlrun.experiments.registry import (
     select_config,
 )
 
-__all__ = ["add_arguments", "main", "resolve_config", "format_config", "resumed_args"]
+__all__ = ["add_arguments", "main", "resolve_config", "format_config", "resumed_args", "stored_args", "resolved_run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -84,23 +84,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 _RESUME_OPTIONS = ("resume", "steps", "progress_bar")
 
 
-def resumed_args(args: argparse.Namespace) -> argparse.Namespace:
-    """The first command's options, read from ``RUN_DIR/params.json``, with ``--resume`` and ``--steps``."""
-    run_dir = os.path.abspath(args.resume)
+def stored_args(run_dir: str) -> argparse.Namespace:
+    """The options of the ``rlrun train`` command that made ``run_dir``, from its ``params.json``."""
     path = os.path.join(run_dir, "params.json")
     if not os.path.isfile(path):
-        raise ConfigError(f"--resume {args.resume}: no params.json there; give the run folder that `rlrun train` printed.")  # fmt: skip
+        raise ConfigError(f"{run_dir}: no params.json there; give the run folder that `rlrun train` printed.")
     with open(path, encoding="utf-8") as f:
         params = json.load(f)
     stored = params.get("command", {}).get("args")
     if not isinstance(stored, dict):
         raise ConfigError(
-            f"--resume {args.resume}: its params.json does not hold the options of an `rlrun train` command (the "
-            "run was started by a script or by an older rlrun); resume it from its script with resume=True."
+            f"{run_dir}: its params.json does not hold the options of an `rlrun train` command (the run was "
+            "started by a script or by an older rlrun); resume it from its script with resume=True "
+            "(docs/checkpoints.md), and load its agent as docs/checkpoints.md shows."
         )
+    return argparse.Namespace(**{**vars(build_defaults()), **stored})
+
+
+def resolved_run(run_dir: str) -> tuple[argparse.Namespace, EnvChoice, dict[str, Any]]:
+    """``(options, env, config)`` of the ``rlrun train`` run in ``run_dir``, as its command resolved them."""
+    args = stored_args(run_dir)
+    env, _, config = resolve_config(args)
+    return args, env, config
+
+
+def resumed_args(args: argparse.Namespace) -> argparse.Namespace:
+    """The first command's options, read from ``RUN_DIR/params.json``, with ``--resume`` and ``--steps``."""
+    run_dir = os.path.abspath(args.resume)
     if not os.path.basename(run_dir).startswith("run_"):
         raise ConfigError(f"--resume {args.resume}: a run folder is named run_<run-id>.")
-    merged = {**vars(build_defaults()), **stored}
+    merged = vars(stored_args(run_dir))
     for key in _RESUME_OPTIONS:
         value = getattr(args, key)
         if value is not None:
@@ -209,9 +222,9 @@ def main(args: argparse.Namespace, write: Callable[[str], Any] = print) -> int:
     )  # fmt: skip
     if args.resume:
         log_dir, run_id = os.path.dirname(args.resume), os.path.basename(args.resume).removeprefix("run_")
-        context = logger_context(log_dir, run_id, name, params, resume=True)
-    else:
-        context = logger_context(args.log_dir or default_name, args.run_id, name, params)
+        context = logger_context(log_dir, run_id, name, params, snapshot_mode="last", resume=True)
+    else:  # a snapshot of the agent at each log row, for `rlrun play`
+        context = logger_context(args.log_dir or default_name, args.run_id, name, params, snapshot_mode="last")
     with context as run_dir:
         runner.train()
         logger.log(f"Run folder: {run_dir}")
