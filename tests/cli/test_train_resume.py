@@ -71,9 +71,13 @@ def test_run_killed_with_sigkill_resumes_to_the_steps_and_rows_of_an_uninterrupt
 
 def test_resume_of_a_folder_without_an_rlrun_train_command_exits_2(tmp_path, capsys):
     assert main(["train", "--resume", str(tmp_path)]) == 2
+    assert "a run folder is named run_<run-id>" in capsys.readouterr().err
+    run_dir = tmp_path / "run_0"
+    run_dir.mkdir()
+    assert main(["train", "--resume", str(run_dir)]) == 2
     assert "no params.json there" in capsys.readouterr().err
-    (tmp_path / "params.json").write_text('{"name": "script"}')
-    assert main(["train", "--resume", str(tmp_path)]) == 2
+    (run_dir / "params.json").write_text('{"name": "script"}')
+    assert main(["train", "--resume", str(run_dir)]) == 2
     assert "started by a script" in capsys.readouterr().err
 
 
