@@ -17,8 +17,6 @@ import shutil
 import sys
 from typing import Any, TextIO
 
-from tqdm import tqdm
-
 __all__ = ["ENV_VAR", "ProgressBar", "progress_bar_wanted", "console_print", "active_bar"]
 
 ENV_VAR = "RLRUN_PROGRESS"
@@ -70,6 +68,8 @@ class ProgressBar:
 
     def __init__(self, total: int, initial: int = 0, file: TextIO | None = None, desc: str = "train") -> None:
         global _active
+        from tqdm import tqdm  # here, not at import: a run without a bar (in a log file) never loads it
+
         if _active is not None:
             _active.close()
         out = sys.stderr if file is None else file
