@@ -11,6 +11,7 @@ CORE = [
     "numpy>=1.21",
     "gymnasium>=1.0,<2",
     "psutil>=5.8",
+    "tqdm>=4.60",  # the training progress bar: pure Python, no dependencies, about 80 kB
 ]
 
 EXTRAS = {

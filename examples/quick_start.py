@@ -3,7 +3,8 @@
     python examples/quick_start.py                 # 100k env steps, log folder under ./data/
     python examples/quick_start.py --n_steps 20000 # a shorter run
 
-Prints a progress table every 10k steps (evaluation over 10 whole episodes), and leaves
+On a terminal a progress bar shows the steps, the speed, the time left and the latest return; a
+short table follows every 10k steps (evaluation over 10 whole episodes). The run leaves
 ``progress.csv``, ``params.json``, ``debug.log`` and ``learning_curve.png`` in the run folder.
 The settings live in ``rlrun/experiments/configs/cartpole.py``; the lines below show the parts.
 """

@@ -45,6 +45,9 @@ def test_quick_start_writes_progress_params_and_a_learning_curve(tmp_path):
     for name in ("progress.csv", "params.json", "debug.log", "learning_curve.png", "params.pkl"):
         assert os.path.getsize(os.path.join(run_dir, name)) > 0, name
     assert "Final evaluation return" in result.stdout
+    # Short and readable in a log file: three short tables (before training and 2 rows), no nan, no bar.
+    assert "nan" not in result.stdout and "\r" not in result.stdout + result.stderr
+    assert len(result.stdout.splitlines()) < 60, result.stdout
 
 
 @pytest.mark.timeout(300)

@@ -1,4 +1,4 @@
-"""The ``rlrun`` command (also ``python -m rlrun``): ``rlrun train``, ``rlrun plot`` and ``rlrun doctor``."""
+"""The ``rlrun`` command (also ``python -m rlrun``): ``rlrun train``, ``plot``, ``play`` and ``doctor``."""
 
 from __future__ import annotations
 
@@ -6,13 +6,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from rlrun.cli import doctor, plot, train
+from rlrun.cli import doctor, play, plot, train
 
 __all__ = ["main", "build_parser"]
 
 COMMANDS = {
     "train": (train, "train an algorithm on an env from a ready-made config, with overrides"),
     "plot": (plot, "draw learning curves (return against steps and wall time) from run folders"),
+    "play": (play, "load the agent a `rlrun train` run saved and play whole episodes with it"),
     "doctor": (doctor, "check this machine before a long run: torch and the GPU, ale-py, MuJoCo, cores, memory"),
 }
 

@@ -11,12 +11,17 @@ literal; sections env, sampler, algo, optim, agent, model, runner), e.g.
 ``--set algo.learning_rate=1e-3 --set sampler.batch_T=64``. The run logs to its own folder like a
 script's (``./data/local/<date>/<time>/<log-dir>/run_<run-id>``; an absolute ``--log-dir`` is used as
 given) and ends with ``learning_curve.png`` there.
+
+It writes a checkpoint after every log row (``--checkpoint-every``), so that a run stopped by Ctrl-C,
+SIGTERM or a crash continues where it was with ``rlrun train --resume RUN_DIR``, which reads the
+command from the run's ``params.json`` and appends to its ``progress.csv``.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -33,12 +38,12 @@ from rlrun.experiments.registry import (
     select_config,
 )
 
-__all__ = ["add_arguments", "main", "resolve_config", "format_config"]
+__all__ = ["add_arguments", "main", "resolve_config", "format_config", "resumed_args", "stored_args", "resolved_run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--algo", required=True, choices=ALGOS)
-    parser.add_argument("--env", required=True, help="a Gymnasium id (CartPole-v1, Pendulum-v1, Hopper-v5) or an ALE game (pong)")  # fmt: skip
+    parser.add_argument("--algo", choices=ALGOS, help="(required, unless --resume)")
+    parser.add_argument("--env", help="a Gymnasium id (CartPole-v1, Pendulum-v1, Hopper-v5) or an ALE game (pong) (required, unless --resume)")  # fmt: skip
     parser.add_argument("--sampler", default="serial", choices=SAMPLERS, help="(default: %(default)s)")
     parser.add_argument("--steps", type=_count, default=None, help="env steps to train (runner.n_steps)")
     parser.add_argument("--n-envs", type=_positive, default=None, help="training envs (sampler.batch_B)")
@@ -56,6 +61,72 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-dir", default=None, help="(default: ALGO_ENV)")
     parser.add_argument("--run-id", default="0", help="the run folder is run_<run-id> (default: %(default)s)")
     parser.add_argument("--name", default=None, help="the experiment's name in params.json (default: ALGO_ENV)")
+    parser.add_argument(
+        "--checkpoint-every", type=int, default=1, metavar="LOG_ROWS",
+        help="write a checkpoint after every LOG_ROWS log rows and at the end; 0 writes none (default: %(default)s)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--checkpoint-replay", action=argparse.BooleanOptionalAction, default=True,
+        help="keep the replay buffer in checkpoints (an Atari replay of 1M steps is about 8 GB) (default: keep it)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--resume", default=None, metavar="RUN_DIR",
+        help="continue the run in RUN_DIR from its newest checkpoint, with the command in its params.json "
+        "(--steps may raise the total; other options are taken from the first command)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--progress-bar", action=argparse.BooleanOptionalAction, default=None,
+        help="show the progress bar (default: on a terminal only, or as RLRUN_PROGRESS says)",
+    )  # fmt: skip
+
+
+# What a resumed run takes from the command line rather than from the first command.
+_RESUME_OPTIONS = ("resume", "steps", "progress_bar")
+
+
+def stored_args(run_dir: str) -> argparse.Namespace:
+    """The options of the ``rlrun train`` command that made ``run_dir``, from its ``params.json``."""
+    path = os.path.join(run_dir, "params.json")
+    if not os.path.isfile(path):
+        raise ConfigError(f"{run_dir}: no params.json there; give the run folder that `rlrun train` printed.")
+    with open(path, encoding="utf-8") as f:
+        params = json.load(f)
+    stored = params.get("command", {}).get("args")
+    if not isinstance(stored, dict):
+        raise ConfigError(
+            f"{run_dir}: its params.json does not hold the options of an `rlrun train` command (the run was "
+            "started by a script or by an older rlrun); resume it from its script with resume=True "
+            "(docs/checkpoints.md), and load its agent as docs/checkpoints.md shows."
+        )
+    return argparse.Namespace(**{**vars(build_defaults()), **stored})
+
+
+def resolved_run(run_dir: str) -> tuple[argparse.Namespace, EnvChoice, dict[str, Any]]:
+    """``(options, env, config)`` of the ``rlrun train`` run in ``run_dir``, as its command resolved them."""
+    args = stored_args(run_dir)
+    env, _, config = resolve_config(args)
+    return args, env, config
+
+
+def resumed_args(args: argparse.Namespace) -> argparse.Namespace:
+    """The first command's options, read from ``RUN_DIR/params.json``, with ``--resume`` and ``--steps``."""
+    run_dir = os.path.abspath(args.resume)
+    if not os.path.basename(run_dir).startswith("run_"):
+        raise ConfigError(f"--resume {args.resume}: a run folder is named run_<run-id>.")
+    merged = vars(stored_args(run_dir))
+    for key in _RESUME_OPTIONS:
+        value = getattr(args, key)
+        if value is not None:
+            merged[key] = value
+    merged["resume"] = run_dir
+    return argparse.Namespace(**merged)
+
+
+def build_defaults() -> argparse.Namespace:
+    """The options' defaults (for a params.json written before an option existed)."""
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    return parser.parse_args([])
 
 
 def _count(text: str) -> int:
@@ -107,31 +178,54 @@ def format_config(config: dict[str, Any]) -> list[str]:
 
 
 def main(args: argparse.Namespace, write: Callable[[str], Any] = print) -> int:
+    from rlrun.runners.checkpoint import CheckpointPolicy
     from rlrun.utils.logging import logger
     from rlrun.utils.logging.context import logger_context
     from rlrun.utils.plotting import plot_progress
     from rlrun.utils.seed import make_seed
 
     try:
+        if args.resume is not None:
+            args = resumed_args(args)
+        elif args.algo is None or args.env is None:
+            raise ConfigError("--algo and --env are required (or --resume RUN_DIR to continue a run).")
+        if args.checkpoint_every < 0:
+            raise ConfigError(f"--checkpoint-every {args.checkpoint_every}: give a number of log rows, or 0 for none.")  # fmt: skip
         env, source, config = resolve_config(args)
         seed = make_seed() if args.seed is None else args.seed
+        args.seed = seed  # kept in params.json, so that --resume rebuilds the same run
         recurrent = args.recurrent or args.algo == "r2d1"
-        write(f"rlrun train: {args.algo} on {env.name} ({env.family}), config {source}, {args.sampler} sampler, seed {seed}")  # fmt: skip
+        verb = f"resuming {args.resume}:" if args.resume else "rlrun train:"
+        write(f"{verb} {args.algo} on {env.name} ({env.family}), config {source}, {args.sampler} sampler, seed {seed}")  # fmt: skip
         for line in format_config(config):
             write(line)
-        runner = build_runner(
-            args.algo, env, copy.deepcopy(config), args.sampler, recurrent, args.workers, args.cuda_idx, seed
-        )
+        built = copy.deepcopy(config)
+        if args.checkpoint_every > 0:
+            built["runner"]["checkpoint"] = CheckpointPolicy(every_logs=args.checkpoint_every, replay=args.checkpoint_replay)  # fmt: skip
+        else:
+            built["runner"]["checkpoint"] = False
+        built["runner"]["resume"] = args.resume is not None
+        built["runner"]["progress_bar"] = args.progress_bar
+        runner = build_runner(args.algo, env, built, args.sampler, recurrent, args.workers, args.cuda_idx, seed)
     except ConfigError as error:
         print(f"rlrun train: {error}", file=sys.stderr)
         return 2
     default_name = f"{args.algo}_{env.short_name}".replace("/", "_")
     name = args.name or default_name
+    stored_args = {k: v for k, v in vars(args).items() if k not in ("command", "resume", "progress_bar")}
     params = dict(
         config,
-        command=dict(algo=args.algo, env=env.name, family=env.family, config=source, sampler=args.sampler, seed=seed),
-    )
-    with logger_context(args.log_dir or default_name, args.run_id, name, params) as run_dir:
+        command=dict(
+            algo=args.algo, env=env.name, family=env.family, config=source, sampler=args.sampler, seed=seed,
+            args=stored_args,
+        ),
+    )  # fmt: skip
+    if args.resume:
+        log_dir, run_id = os.path.dirname(args.resume), os.path.basename(args.resume).removeprefix("run_")
+        context = logger_context(log_dir, run_id, name, params, snapshot_mode="last", resume=True)
+    else:  # a snapshot of the agent at each log row, for `rlrun play`
+        context = logger_context(args.log_dir or default_name, args.run_id, name, params, snapshot_mode="last")
+    with context as run_dir:
         runner.train()
         logger.log(f"Run folder: {run_dir}")
     curve = os.path.join(run_dir, "learning_curve.png")

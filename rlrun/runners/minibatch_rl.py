@@ -61,6 +61,11 @@ class MinibatchRl(MinibatchRlBase):
         self._new_completed_trajs = 0
         return row
 
+    def latest_return(self) -> float | None:
+        """The average return over the trajectory window, as the next log row will show it."""
+        returns = [info["Return"] for info in self._traj_infos if "Return" in info]
+        return sum(returns) / len(returns) if returns else None
+
     def extra_diagnostics(self, traj_infos: Sequence[Any] | None) -> dict[str, Any]:
         return {
             "NewCompletedTrajs": self._new_completed_trajs,
@@ -116,13 +121,18 @@ class MinibatchRlEval(MinibatchRlBase):
         """
         if not self._evaluates_at(itr):
             return [], 0.0
-        logger.log("Evaluating agent...")
+        logger.log("Evaluating agent...", console=False)
         self.agent.eval_mode(itr)
         start = time.perf_counter()
         traj_infos = self.sampler.evaluate_agent(itr)
         eval_time = time.perf_counter() - start
         logger.log(f"Evaluation complete: {len(traj_infos)} trajectories in {eval_time:.2f} s.")
         return traj_infos, eval_time
+
+    def no_episode_note(self, itr: int) -> str | None:
+        if self._evaluates_at(itr):
+            return None  # log_diagnostics warned that no evaluation episode finished
+        return f"No evaluation before learning starts (iteration {self.min_itr_learn - 1}), so this row has no return."
 
     def _evaluates_at(self, itr: int) -> bool:
         return itr == 0 or itr >= self.min_itr_learn - 1

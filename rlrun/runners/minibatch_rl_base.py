@@ -22,6 +22,7 @@ from rlrun.runners.contracts import AgentContract, AlgorithmContract, SamplerCon
 from rlrun.runners.interrupt import StopSignals, TrainingInterrupted, interrupted_error
 from rlrun.runners.master_affinity import apply_master_affinity, check_affinity, fit_master_threads_to_workers
 from rlrun.utils.logging import logger
+from rlrun.utils.logging.progress import ProgressBar, progress_bar_wanted
 from rlrun.utils.seed import make_seed, set_seed
 
 __all__ = ["MinibatchRlBase"]
@@ -47,6 +48,12 @@ class MinibatchRlBase(BaseRunner):
     SIGINT and SIGTERM stop the run after the iteration in progress with a checkpoint, then raise
     :class:`~rlrun.runners.interrupt.TrainingInterrupted`.
 
+    Console (see docs/runners_and_logging.md): ``progress_bar`` shows a bar of env steps, speed, time
+    left and the latest average return (None: on a terminal, or as ``RLRUN_PROGRESS`` says). Once the
+    speed is known (:attr:`speed_report_after_s`), one line says how long the whole run will take.
+    Each log row shows the figures in :attr:`console_columns` and :attr:`console_traj_stats` and
+    the losses on the console; ``progress.csv`` and TensorBoard get every column.
+
     Subclasses change one step: :meth:`on_training_start` (before the first iteration) and
     :meth:`on_log_interval` (when diagnostics are due).
     """
@@ -55,6 +62,17 @@ class MinibatchRlBase(BaseRunner):
     # Put before the runner's own columns (Iteration, CumSteps, ...), as rlpyt did, so plotting
     # scripts written for rlpyt's progress.csv find "Diagnostics/CumSteps".
     diagnostics_prefix: str = "Diagnostics/"
+    # What the console table shows of a log row (progress.csv and TensorBoard get every column): the
+    # runner's own columns named here, these statistics of the episodes' fields, and the Average of
+    # each optimiser field that is a loss or the entropy.
+    console_columns: tuple[str, ...] = ("Iteration", "CumTime (s)", "CumSteps", "StepsPerSecond")
+    console_traj_stats: dict[str, tuple[str, ...]] = {
+        "Return": ("Average", "Min", "Max"),
+        "Length": ("Average",),
+        "GameScore": ("Average",),  # Atari's unclipped score
+    }
+    # Seconds of training after which the speed is measured and the run's duration estimated once.
+    speed_report_after_s: float = 10.0
 
     def __init__(
         self,
@@ -67,6 +85,7 @@ class MinibatchRlBase(BaseRunner):
         log_interval_steps: int | float = 1e5,
         checkpoint: CheckpointPolicy | bool | None = None,
         resume: bool | str | os.PathLike[str] = False,
+        progress_bar: bool | None = None,
     ) -> None:
         name = type(self).__name__
         if not n_steps >= 1:
@@ -104,6 +123,9 @@ class MinibatchRlBase(BaseRunner):
         self._start_itr = 0  # after a resume: the iteration after the checkpoint's
         self._last_checkpoint_itr: int | None = None
         self.resumed_from: CheckpointInfo | None = None
+        self.progress_bar = progress_bar
+        self._progress: ProgressBar | None = None
+        self._speed_reported = False
         # Diagnostics, set by initialize_logging().
         self._opt_infos: dict[str, list[float]] = {}
         self._last_diagnostics: dict[str, Any] = {}
@@ -125,6 +147,8 @@ class MinibatchRlBase(BaseRunner):
                 self._stop_if_requested(stop, self._start_itr - 1 if self._start_itr else None)
                 if self.resumed_from is None:
                     self.on_training_start()
+                self._open_progress_bar()
+                loop_start = time.perf_counter()
                 for itr in range(self._start_itr, n_itr):
                     logger.set_iteration(itr)
                     with logger.prefix(f"itr #{itr} "):
@@ -133,6 +157,10 @@ class MinibatchRlBase(BaseRunner):
                         self.agent.train_mode(itr)
                         opt_info = self.algo.optimize_agent(itr, samples)
                         self.store_diagnostics(itr, traj_infos, opt_info)
+                        if self._progress is not None:
+                            self._progress.update(self.itr_batch_size, self.latest_return())
+                        if not self._speed_reported:
+                            self._report_speed(itr, time.perf_counter() - loop_start)
                         if (itr + 1) % self.log_interval_itrs == 0 or itr == n_itr - 1:
                             self.on_log_interval(itr)
                         policy = self.checkpoint_policy
@@ -140,10 +168,12 @@ class MinibatchRlBase(BaseRunner):
                             self.save_checkpoint(itr)
                     self._stop_if_requested(stop, itr)
             except BaseException as e:
+                self._close_progress_bar()
                 self._shutdown_after_error()
                 if isinstance(e, TrainingInterrupted):
                     logger.log(f"{e} The sampler is shut down; resume=True continues from the latest checkpoint.")
                 raise
+        self._close_progress_bar()
         logger.log("Training complete.")
         self.shutdown()
         return dict(self._last_diagnostics)
@@ -158,6 +188,42 @@ class MinibatchRlBase(BaseRunner):
                 self.save_checkpoint(itr)
             path = str(ckpt.checkpoint_path(self._checkpoint_folder(), itr))
         raise interrupted_error(stop.requested, itr=itr, checkpoint=path)
+
+    # ---- the console: progress bar and speed ----
+
+    def _open_progress_bar(self) -> None:
+        # One bar per run: only the first rank draws it, and not while the logger is silenced.
+        if self.rank != 0 or logger.is_disabled() or not progress_bar_wanted(self.progress_bar):
+            return
+        total = self.n_itr * self.itr_batch_size
+        self._progress = ProgressBar(total, initial=self._start_itr * self.itr_batch_size)
+
+    def _close_progress_bar(self) -> None:
+        if self._progress is not None:
+            self._progress.close()
+            self._progress = None
+
+    def latest_return(self) -> float | None:
+        """The average return the progress bar shows; None when no episode has been reported yet."""
+        value = self._last_diagnostics.get("ReturnAverage")
+        return None if value is None else float(value)
+
+    def _report_speed(self, itr: int, elapsed: float) -> None:
+        """Once, after :attr:`speed_report_after_s` seconds of training or at the first log row: the speed
+        and how long the run will take at it, so a long run says early that it is long."""
+        due = (itr + 1) % self.log_interval_itrs == 0 or itr == self.n_itr - 1
+        if elapsed < self.speed_report_after_s and not due:
+            return
+        self._speed_reported = True
+        done = itr + 1 - self._start_itr
+        if elapsed <= 0 or done <= 0:
+            return
+        speed = done * self.itr_batch_size / elapsed
+        left_s = (self.n_itr - itr - 1) * self.itr_batch_size / speed
+        logger.log(
+            f"Speed: {speed:,.0f} steps/s over the first {done * self.itr_batch_size:,} steps; the "
+            f"{self.n_itr * self.itr_batch_size:,} steps of this run take about {format_duration(left_s)} more."
+        )
 
     def on_training_start(self) -> None:
         """Called after startup, before the first iteration."""
@@ -211,6 +277,7 @@ class MinibatchRlBase(BaseRunner):
         self.initialize_logging()
         if self.resume is not False:
             self.load_checkpoint()
+        logger.mark_run_started()
         return n_itr
 
     def get_traj_info_kwargs(self) -> dict[str, Any]:
@@ -222,8 +289,9 @@ class MinibatchRlBase(BaseRunner):
         self.log_interval_itrs = max(1, self.log_interval_steps // self.itr_batch_size)
         self.n_itr = math.ceil(self.n_steps / self.itr_batch_size)
         logger.log(
-            f"Running {self.n_itr} iterations of {self.itr_batch_size} steps, "
-            f"logging every {self.log_interval_itrs} iterations."
+            f"Running {self.n_itr} iterations of {self.itr_batch_size} steps ({self.n_itr * self.itr_batch_size:,} "
+            f"env steps), logging every {self.log_interval_itrs} iterations "
+            f"({self.log_interval_itrs * self.itr_batch_size:,} steps)."
         )
         return self.n_itr
 
@@ -260,7 +328,7 @@ class MinibatchRlBase(BaseRunner):
             return  # skip copying the state dicts
         paths = logger.save_itr_params(itr, self.get_itr_snapshot(itr))
         if paths:
-            logger.log(f"Saved snapshot {', '.join(paths)}")
+            logger.log(f"Saved snapshot {', '.join(paths)}", console=False)
 
     # ---- checkpoints ----
 
@@ -410,14 +478,19 @@ class MinibatchRlBase(BaseRunner):
 
         self._cum_time = cum_time
         logger.set_iteration(itr)
+        shown = set(self.console_columns)
+
+        def record(key: str, value: Any) -> None:
+            logger.record_tabular(key, value, console=key in shown)
+
         with logger.tabular_prefix(self.diagnostics_prefix if prefix is None else prefix):
-            logger.record_tabular("Iteration", itr)
-            logger.record_tabular("CumTime (s)", cum_time)
-            logger.record_tabular("CumSteps", cum_steps)
-            logger.record_tabular("CumCompletedTrajs", self._cum_completed_trajs)
-            logger.record_tabular("CumUpdates", update_counter)
-            logger.record_tabular("StepsPerSecond", new_samples / train_time if rates_valid else math.nan)
-            logger.record_tabular("UpdatesPerSecond", new_updates / train_time if rates_valid else math.nan)
+            record("Iteration", itr)
+            record("CumTime (s)", cum_time)
+            record("CumSteps", cum_steps)
+            record("CumCompletedTrajs", self._cum_completed_trajs)
+            record("CumUpdates", update_counter)
+            record("StepsPerSecond", new_samples / train_time if rates_valid else math.nan)
+            record("UpdatesPerSecond", new_updates / train_time if rates_valid else math.nan)
             algo_batch_size = self.algo.batch_size
             if isinstance(algo_batch_size, numbers.Integral) and not isinstance(algo_batch_size, bool):
                 # Samples trained on per sample collected; world_size cancels in the cumulative ratio.
@@ -427,11 +500,11 @@ class MinibatchRlBase(BaseRunner):
                 cum_replay_ratio = (
                     algo_batch_size * update_counter * self.world_size / cum_steps if cum_steps else math.nan
                 )
-                logger.record_tabular("ReplayRatio", replay_ratio)
-                logger.record_tabular("CumReplayRatio", cum_replay_ratio)
+                record("ReplayRatio", replay_ratio)
+                record("CumReplayRatio", cum_replay_ratio)
             for key, value in self.extra_diagnostics(traj_infos).items():
-                logger.record_tabular(key, value)
-        self._log_infos(traj_infos)
+                record(key, value)
+        self._log_infos(traj_infos, itr)
         self._last_diagnostics = logger.dump_tabular(with_prefix=False)
 
         self._last_time = now
@@ -443,15 +516,40 @@ class MinibatchRlBase(BaseRunner):
         """Runner-specific values for the row, recorded after the common ones (under the same prefix)."""
         return {}
 
-    def _log_infos(self, traj_infos: Sequence[Any] | None) -> None:
+    def _log_infos(self, traj_infos: Sequence[Any] | None, itr: int) -> None:
         """Statistics of each trajectory field (skipping ``_`` keys) and of each optimiser field; then
         clear the optimiser values."""
         traj_infos = list(traj_infos or [])
         keys = list(self._traj_info_keys)
         for info in traj_infos[:1]:
             keys += [k for k in info if not k.startswith("_") and k not in keys]
+        note = None if traj_infos else self.no_episode_note(itr)
+        if note:
+            logger.log(note)
         for key in keys:
-            logger.record_tabular_misc_stat(key, [info[key] for info in traj_infos if key in info])
+            values = [info[key] for info in traj_infos if key in info]
+            logger.record_tabular_misc_stat(key, values, console=self.console_traj_stats.get(key, False))
         for key, values in self._opt_infos.items():
-            logger.record_tabular_misc_stat(key, values)
+            logger.record_tabular_misc_stat(key, values, console=_console_opt_stats(key))
         self._opt_infos = {k: [] for k in self._opt_infos}
+
+    def no_episode_note(self, itr: int) -> str | None:
+        """The console line for log row ``itr`` when it has no episodes (so no return to show), or None."""
+        return "No episode has finished yet, so this row has no return."
+
+
+def _console_opt_stats(key: str) -> tuple[str, ...]:
+    """The optimiser statistics a person reads on the console: the Average of losses and of the entropy."""
+    name = key.lower()
+    return ("Average",) if "loss" in name or name == "entropy" else ()
+
+
+def format_duration(seconds: float) -> str:
+    """``'42 s'``, ``'12 min'``, ``'3.4 h'`` or ``'2.1 days'``: a duration as a person reads it."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 48 * 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"

@@ -2,13 +2,39 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from rlrun.envs.traj_info import TrajInfo
 from rlrun.samplers.collections import BatchSpec
 from rlrun.samplers.collectors import BaseCollector, BaseEvalCollector
 
-__all__ = ["BaseSampler"]
+__all__ = ["BaseSampler", "report_unfinished_evaluation"]
+
+
+def report_unfinished_evaluation(
+    log: logging.Logger, itr: int, n_finished: int, n_unfinished: int, eval_max_steps: int | None
+) -> None:
+    """Say that ``n_unfinished`` evaluation episodes were cut at ``eval_max_steps`` and not counted.
+
+    ``eval_max_trajectories`` is a cap, as in rlpyt, not a quota: an evaluation that finished some
+    episodes is a result, and the cut ones are noted in the run's log only (rlpyt's example_1 cuts one
+    Pong game of five at its first evaluation). With none finished there is no result: a warning.
+    """
+    if not n_unfinished:
+        return
+    if n_finished:
+        log.info(
+            "Evaluation at itr %d: %d episode(s) finished and %d were still running at eval_max_steps=%s, so "
+            "those are not counted (raise eval_max_steps to count longer episodes).",
+            itr, n_finished, n_unfinished, eval_max_steps,
+        )  # fmt: skip
+    else:
+        log.warning(
+            "Evaluation at itr %d: %d episode(s) were still running at eval_max_steps=%s and are not counted; "
+            "raise eval_max_steps.",
+            itr, n_unfinished, eval_max_steps,
+        )  # fmt: skip
 
 
 class BaseSampler:

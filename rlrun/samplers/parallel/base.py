@@ -21,7 +21,7 @@ import torch.multiprocessing as torch_mp  # its context pickles shared tensors b
 
 from rlrun.envs.traj_info import TrajInfo
 from rlrun.envs.validation import validate_env
-from rlrun.samplers.base import BaseSampler
+from rlrun.samplers.base import BaseSampler, report_unfinished_evaluation
 from rlrun.samplers.buffer import build_samples_buffer
 from rlrun.samplers.builder import eval_env_ranks_of
 from rlrun.samplers.collectors import episode_quotas
@@ -29,6 +29,7 @@ from rlrun.samplers.parallel.pool import DEFAULT_TIMEOUT_S, WorkerLabel, WorkerP
 from rlrun.samplers.parallel.protocol import Command, CommandKind, Report, SamplerWorkerError
 from rlrun.samplers.parallel.worker import SamplerSpec, WorkerSettings, sampling_process
 from rlrun.utils.launching.affinity import affinity_for_sampler
+from rlrun.utils.launching.main_guard import refuse_while_bootstrapping
 from rlrun.utils.seed import derive_seed, make_seed
 
 __all__ = ["ParallelSamplerBase", "SamplerWorkerError", "resolve_start_method"]
@@ -106,6 +107,7 @@ class ParallelSamplerBase(BaseSampler):
         Returns once every worker has built and decorrelated its envs. ``affinity`` gives the
         workers (``workers_cpus``: one entry per worker) or None for one unpinned worker per usable CPU.
         """
+        refuse_while_bootstrapping(f"{type(self).__name__}.initialize()")  # a script without its main guard
         if self._finalizer is not None and self._finalizer.still_active():
             raise RuntimeError(f"{type(self).__name__} is already running; call shutdown() before initializing again.")
         affinity = affinity_for_sampler(affinity, alternating=self.alternating)
@@ -178,14 +180,7 @@ class ParallelSamplerBase(BaseSampler):
         if self.eval_n_envs <= 0:
             raise RuntimeError("evaluate_agent needs eval_n_envs > 0 in the sampler.")
         traj_infos = self._run_round(Command(CommandKind.EVALUATE, itr))
-        if self._n_unfinished:
-            _log.warning(
-                "Evaluation at itr %d: %d episode(s) were still running at eval_max_steps=%d and are not counted; "
-                "raise eval_max_steps.",
-                itr,
-                self._n_unfinished,
-                self.eval_max_steps,
-            )
+        report_unfinished_evaluation(_log, itr, len(traj_infos), self._n_unfinished, self.eval_max_steps)
         return traj_infos
 
     def shutdown(self) -> None:

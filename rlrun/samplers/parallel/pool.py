@@ -45,6 +45,7 @@ from rlrun.samplers.parallel.protocol import (
     describe_message,
     encode_actions_ready,
 )
+from rlrun.utils.launching.main_guard import MAIN_GUARD_EXIT_CODE, missing_guard_message
 
 __all__ = ["WorkerPool", "WorkerLabel", "DEFAULT_TIMEOUT_S"]
 
@@ -226,6 +227,10 @@ class WorkerPool:
             code = self.processes[rank].exitcode
             if code is None:
                 continue
+            if code == MAIN_GUARD_EXIT_CODE and self._starting:
+                raise self._error(
+                    rank, f"stopped during its start-up: {missing_guard_message(self._ctx.get_start_method())}"
+                )
             if code < 0:
                 why = (
                     "A signal ended it before it could report anything: the kernel's out-of-memory killer, a "
@@ -234,7 +239,8 @@ class WorkerPool:
             else:
                 why = (
                     "It ended before reporting an error; its own output above may say why (under spawn or "
-                    "forkserver, often an argument the child could not unpickle or import)."
+                    "forkserver, often an argument the child could not unpickle or import, or a main script "
+                    'without `if __name__ == "__main__":` around its training code).'
                 )
             raise self._error(rank, f"stopped unexpectedly with {describe_exitcode(code)}. {why}")
 
@@ -361,7 +367,8 @@ class WorkerPool:
             return
         self._stopped = True
         with _ctrl_c_deferred():
-            self.send(Command(CommandKind.QUIT))
+            # Only to the workers that were made: a start-up that failed half-way has fewer than its labels.
+            self.send(Command(CommandKind.QUIT), ranks=range(len(self._commands)))
             for rank, process in enumerate(self.processes):
                 if self._is_stopped(rank):  # it cannot quit, nor handle SIGTERM, until continued
                     process.kill()

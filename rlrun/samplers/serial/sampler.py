@@ -8,7 +8,7 @@ from typing import Any
 
 from rlrun.envs.traj_info import TrajInfo
 from rlrun.envs.validation import validate_env
-from rlrun.samplers.base import BaseSampler
+from rlrun.samplers.base import BaseSampler, report_unfinished_evaluation
 from rlrun.samplers.buffer import build_samples_buffer
 from rlrun.samplers.builder import (
     close_envs,
@@ -129,14 +129,7 @@ class SerialSampler(BaseSampler):
         if self.eval_n_envs <= 0:
             raise RuntimeError("evaluate_agent needs eval_n_envs > 0 in the sampler.")
         infos = self.eval_collector.collect_evaluation(itr)
-        if self.eval_collector.n_unfinished:
-            _log.warning(
-                "Evaluation at itr %d: %d episode(s) were still running at eval_max_steps=%d and are not "
-                "counted; raise eval_max_steps.",
-                itr,
-                self.eval_collector.n_unfinished,
-                self.eval_max_steps,
-            )
+        report_unfinished_evaluation(_log, itr, len(infos), self.eval_collector.n_unfinished, self.eval_max_steps)
         return infos
 
     # ---- checkpoints ----

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import enum
@@ -10,6 +11,8 @@ import logging
 import math
 import os
 import pathlib
+import shutil
+import traceback
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -49,6 +52,8 @@ def get_log_dir(experiment_name: str, root_log_dir: str | None = None, date: boo
 
 # The files that mark a folder as holding a run's logs.
 RUN_FILES = ("params.json", "progress.csv", "debug.log")
+# Written into the run folder when the run raised after its start-up: the error and its traceback.
+FAILED_FILE = "FAILED"
 
 
 def claim_run_dir(run_dir: str) -> str:
@@ -57,14 +62,20 @@ def claim_run_dir(run_dir: str) -> str:
     A run's logs are never overwritten: a folder that already has a run's files is left alone. The
     claim is an exclusive create of ``params.json``, so two processes never take the same folder.
     """
+    return _claim_run_dir(run_dir)[0]
+
+
+def _claim_run_dir(run_dir: str) -> tuple[str, bool]:
+    """``(folder, made)``: the folder claimed, and whether this call made it (it did not exist before)."""
     for attempt in range(1, 10_000):
         candidate = run_dir if attempt == 1 else f"{run_dir}-{attempt}"
+        made = not os.path.isdir(candidate)
         os.makedirs(candidate, exist_ok=True)
         if any(os.path.exists(os.path.join(candidate, f)) for f in RUN_FILES[1:]):
             continue
         try:
             with open(os.path.join(candidate, RUN_FILES[0]), "x", encoding="utf-8"):
-                return candidate
+                return candidate, made
         except FileExistsError:
             continue
     raise RuntimeError(f"Every folder from {run_dir} to {run_dir}-9999 holds a run; choose another log_dir or run_ID.")
@@ -136,6 +147,14 @@ def logger_context(
     (``MinibatchRl(..., resume=True)``, see docs/checkpoints.md): ``progress.csv`` is appended to (the
     runner cuts the rows after its checkpoint) and ``debug.log`` goes on. A folder that does not exist
     yet is made, so the same script starts a run and continues it after an interruption.
+
+    A run that raises leaves no folder that looks like a run (see docs/runners_and_logging.md): one
+    that failed before it started (no runner finished :meth:`startup`, no row was logged: a wrong env
+    id, a bad observation shape) has its folder removed, when the context made it and it holds nothing
+    but the context's files, so the next attempt takes ``run_<run_ID>`` again. Otherwise the folder is
+    kept and gets a ``FAILED`` file with the error and its traceback (also appended to ``debug.log``).
+    A stop by a signal (``TrainingInterrupted``, ``KeyboardInterrupt``) is no failure: the run can
+    resume. A resumed run removes the ``FAILED`` file of the attempt before it.
     """
     if snapshot_mode not in logger.SNAPSHOT_MODES:
         raise ValueError(f"Unknown snapshot_mode {snapshot_mode!r}; use one of {list(logger.SNAPSHOT_MODES)}.")
@@ -157,10 +176,13 @@ def logger_context(
             logger.set_snapshot_gap(snapshot_gap)  # validated before any folder is made
         logger.set_snapshot_mode(snapshot_mode)
         if resume:
+            made = False  # never removed: it may hold an earlier attempt
             os.makedirs(wanted_dir, exist_ok=True)
             run_dir = wanted_dir
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(os.path.join(run_dir, FAILED_FILE))
         else:
-            run_dir = claim_run_dir(wanted_dir)
+            run_dir, made = _claim_run_dir(wanted_dir)
         logger.set_snapshot_dir(run_dir)
         logger.add_text_output(os.path.join(run_dir, "debug.log"))
         logger.add_tabular_output(os.path.join(run_dir, "progress.csv"), append=resume)
@@ -175,11 +197,32 @@ def logger_context(
         if run_dir != wanted_dir:
             logger.log(f"{wanted_dir} holds an earlier run's logs, which are kept; this run logs to {run_dir}.")
         logger.log(f"Logging to {run_dir}")
-        yield run_dir
+        try:
+            yield run_dir
+        except Exception as error:
+            _record_failure(run_dir, error, remove=made)
+            raise
     finally:
         library_log.removeHandler(handler)
         library_log.setLevel(level_before)
         logger.pop_state()
+
+
+def _record_failure(run_dir: str, error: BaseException, remove: bool) -> None:
+    """Remove the folder of a run that failed before it started (``remove``: the context made it), when
+    it holds only the context's files; else write ``FAILED`` with the traceback into it."""
+    contents = set(os.listdir(run_dir))
+    only_ours = all(name in RUN_FILES or name.startswith("events.out.tfevents") for name in contents)
+    if remove and only_ours and not logger.run_started():
+        logger.close_outputs()
+        shutil.rmtree(run_dir, ignore_errors=True)
+        logger.log(f"The run failed before it started ({type(error).__name__}); its folder {run_dir} is removed.")
+        return
+    text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    with open(os.path.join(run_dir, FAILED_FILE), "w", encoding="utf-8") as f:
+        f.write(text)
+    logger.log(f"The run failed; the error and its traceback are in {os.path.join(run_dir, FAILED_FILE)}:")
+    logger.log(text.rstrip(), console=False)  # the console shows the traceback as the error propagates
 
 
 def _summary_writer_cls() -> type:

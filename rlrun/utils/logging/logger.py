@@ -15,6 +15,10 @@ TensorBoard writer) and restores the previous one on exit, so runs can follow or
 ``progress.csv`` keeps the columns of its first row: a key first recorded in a later row is dropped
 from the file (with one :class:`ProgressColumnWarning` per key), and a column missing from a row is
 left empty. Record every key from the first dump on (``nan`` where there is no value yet).
+
+The console table is shorter than the row: it leaves out ``nan`` values and the keys recorded with
+``console=False`` (the runners record their detail that way), while ``progress.csv`` and TensorBoard
+get everything; :func:`set_full_console_table` shows it all.
 """
 
 from __future__ import annotations
@@ -23,11 +27,12 @@ import datetime
 import enum
 import json
 import logging
+import math
 import numbers
 import os
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -35,6 +40,7 @@ from typing import Any, TextIO
 import numpy as np
 import torch
 
+from rlrun.utils.logging import progress
 from rlrun.utils.logging.tabular import CsvOutput, format_table, to_scalar
 
 SNAPSHOT_MODES = ("none", "last", "all", "gap", "last+gap")
@@ -53,6 +59,8 @@ class _State:
     tabular_prefixes: list[str] = field(default_factory=list)
     tabular: dict[str, Any] = field(default_factory=dict)  # CSV key -> value, in recording order
     tb_tags: dict[str, str] = field(default_factory=dict)  # CSV key -> TensorBoard tag, where they differ
+    console_hidden: set[str] = field(default_factory=set)  # keys of the next row left out of the console table
+    full_console_table: bool = False
     text_files: dict[str, TextIO] = field(default_factory=dict)
     csv_outputs: dict[str, CsvOutput] = field(default_factory=dict)
     held_csv_outputs: dict[str, CsvOutput] = field(default_factory=dict)  # open, but not written to
@@ -67,6 +75,7 @@ class _State:
     summary_writer: Any = None
     tf_summary_dir: str | None = None
     iteration: int = 0
+    started: bool = False  # a runner finished its start-up, or a row was written
 
 
 _state = _State()
@@ -90,6 +99,7 @@ def push_state() -> None:
         tabular_disabled=_state.tabular_disabled,
         disable_prefix=_state.disable_prefix,
         console=_state.console,
+        full_console_table=_state.full_console_table,
     )
 
 
@@ -100,6 +110,26 @@ def pop_state() -> None:
         raise RuntimeError("logger.pop_state() was called more often than logger.push_state().")
     _close_outputs(_state)
     _state = _saved_states.pop()
+
+
+def close_outputs() -> None:
+    """Close the current state's files and TensorBoard writer and stop writing to them (messages still
+    reach the console); used before a failed run's folder is removed."""
+    _close_outputs(_state)
+    _state.snapshot_dir = None
+
+
+def mark_run_started() -> None:
+    """Say that the run got past its start-up: a failure from now on is the run's, not its set-up's.
+
+    Runners call it at the end of ``startup()``; writing a row to ``progress.csv`` says it too.
+    :func:`~rlrun.utils.logging.context.logger_context` keeps the folder of a started run that fails.
+    """
+    _state.started = True
+
+
+def run_started() -> bool:
+    return _state.started
 
 
 def _close_outputs(state: _State) -> None:
@@ -118,11 +148,14 @@ def _close_outputs(state: _State) -> None:
 # ---- text ----
 
 
-def log(s: Any, with_prefix: bool = True, with_timestamp: bool = True, color: str | None = None) -> None:
+def log(
+    s: Any, with_prefix: bool = True, with_timestamp: bool = True, color: str | None = None, console: bool = True
+) -> None:
     """Write one message line to the console and every text output (``debug.log``).
 
     Skipped while the logger is disabled or set to log tabular output only. ``color`` (one of
     gray, red, green, yellow, blue, magenta, cyan, white) colours the console copy on a terminal.
+    ``console=False`` writes the line to the text outputs only (routine detail such as saved files).
     """
     if color is not None and color not in _COLORS:
         raise ValueError(f"Unknown log color {color!r}; use one of {sorted(_COLORS)} or None.")
@@ -133,7 +166,7 @@ def log(s: Any, with_prefix: bool = True, with_timestamp: bool = True, color: st
         text = "".join(_state.prefixes) + text
     if with_timestamp:
         text = f"{datetime.datetime.now():%Y-%m-%d %H:%M:%S} | {text}"
-    _emit(text, color)
+    _emit(text, color, console=console)
 
 
 def _emit(line: str, color: str | None = None, console: bool = True) -> None:
@@ -141,7 +174,7 @@ def _emit(line: str, color: str | None = None, console: bool = True) -> None:
     if color is not None and sys.stdout.isatty():
         console_line = f"\x1b[{_COLORS[color]}m{line}\x1b[0m"
     if _state.console and console:
-        print(console_line, flush=True)
+        progress.console_print(console_line)  # above the progress bar, when one is on screen
     for f in _state.text_files.values():
         f.write(line + "\n")
         f.flush()
@@ -234,6 +267,11 @@ def enable() -> None:
     _state.disabled = False
 
 
+def is_disabled() -> bool:
+    """Whether :func:`disable` silenced the logger."""
+    return _state.disabled
+
+
 def disable_tabular() -> None:
     """Stop writing rows to the CSV outputs (``progress.csv``); the console table and TensorBoard go on."""
     _state.tabular_disabled = True
@@ -246,23 +284,34 @@ def enable_tabular() -> None:
 # ---- tabular ----
 
 
-def record_tabular(key: str, val: Any, *args: Any, **kwargs: Any) -> None:
+def record_tabular(key: str, val: Any, *args: Any, console: bool = True, **kwargs: Any) -> None:
     """Record ``val`` under ``key`` (after the current tabular prefix) for the next :func:`dump_tabular`.
 
     Numpy and torch scalars become Python numbers. Recording a key twice before a dump keeps the last value.
-    Further arguments are accepted and ignored, as rlpyt did.
+    ``console=False`` keeps the value out of the console table (it still goes to ``progress.csv`` and
+    TensorBoard). Further arguments are accepted and ignored, as rlpyt did.
     """
-    _record(_tabular_key(key), val, tb_tag=None)
+    _record(_tabular_key(key), val, tb_tag=None, console=console)
 
 
-def record_tabular_misc_stat(key: str, values: Any, placement: str = "back") -> None:
+def record_tabular_misc_stat(
+    key: str, values: Any, placement: str = "back", console: bool | Iterable[str] = True
+) -> None:
     """Record Average, Std, Median, Min and Max of ``values`` as ``<key>Average`` ... (``placement="back"``).
 
     With ``placement="front"`` the names are ``Average<key>`` ... Empty ``values`` record ``nan`` for
     each, so the columns exist from the first row. TensorBoard groups them as ``<key>/Average`` ...
+    ``console`` says which of the five the console table shows: all (True), none (False), or the
+    names given (e.g. ``("Average", "Max")``); the files get all five either way.
     """
     if placement not in ("back", "front"):
         raise ValueError(f"placement must be 'back' or 'front', got {placement!r}.")
+    if isinstance(console, bool):
+        shown = set(MISC_STATS) if console else set()
+    else:
+        shown = set(console)
+        if not shown <= set(MISC_STATS):
+            raise ValueError(f"console names statistics not among {MISC_STATS}: {sorted(shown - set(MISC_STATS))}.")
     if isinstance(values, torch.Tensor):
         values = values.detach().cpu()
     array = np.asarray([to_scalar(v) for v in values] if isinstance(values, list) else values, dtype=np.float64)
@@ -276,17 +325,43 @@ def record_tabular_misc_stat(key: str, values: Any, placement: str = "back") -> 
             csv_key, tb_tag = base + name, f"{base}/{name}"
         else:
             csv_key, tb_tag = _tabular_key(name + str(key)), f"{base}/{name}"
-        _record(csv_key, float(value), tb_tag=tb_tag)
+        _record(csv_key, float(value), tb_tag=tb_tag, console=name in shown)
 
 
 def _tabular_key(key: str) -> str:
     return "".join(_state.tabular_prefixes) + str(key)
 
 
-def _record(csv_key: str, val: Any, tb_tag: str | None) -> None:
+def _record(csv_key: str, val: Any, tb_tag: str | None, console: bool = True) -> None:
     _state.tabular[csv_key] = to_scalar(val)
     if tb_tag is not None:
         _state.tb_tags[csv_key] = tb_tag
+    if console:
+        _state.console_hidden.discard(csv_key)
+    else:
+        _state.console_hidden.add(csv_key)
+
+
+def set_full_console_table(full: bool) -> None:
+    """When True, the console table shows every recorded value, ``nan`` included, as ``progress.csv`` has them.
+
+    By default it leaves out the values recorded with ``console=False`` and those that are ``nan``
+    (nothing to read yet), so that a person sees the few figures that matter at each log row.
+    """
+    _state.full_console_table = bool(full)
+
+
+def get_full_console_table() -> bool:
+    return _state.full_console_table
+
+
+def console_row(row: dict[str, Any], hidden: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The part of ``row`` the console table shows: without the ``hidden`` keys and ``nan`` values."""
+    return {k: v for k, v in row.items() if k not in hidden and not _is_nan(v)}
+
+
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral) and math.isnan(value)
 
 
 @contextmanager
@@ -398,14 +473,16 @@ def dump_tabular(with_prefix: bool = True) -> dict[str, Any]:
     Returns the row (key -> value; empty when nothing was recorded), also while the logger is disabled
     and writes nothing. ``with_prefix`` puts the message prefix before each console line of the table.
     """
-    row, tb_tags = _state.tabular, _state.tb_tags
-    _state.tabular, _state.tb_tags = {}, {}
+    row, tb_tags, hidden = _state.tabular, _state.tb_tags, _state.console_hidden
+    _state.tabular, _state.tb_tags, _state.console_hidden = {}, {}, set()
     if _state.disabled or not row:
         return row
     line_prefix = "".join(_state.prefixes) if with_prefix and not _state.disable_prefix else ""
-    for line in format_table(row):
-        _emit(line_prefix + line)
+    table = format_table(row if _state.full_console_table else console_row(row, hidden))
+    for line in table:
+        _emit(line_prefix + line, console=True)
     for out in () if _state.tabular_disabled else _state.csv_outputs.values():
+        _state.started = True
         for key in out.write_row(row):
             message = (
                 f"Tabular key {key!r} was first recorded after {out.path} fixed its columns, so it is not "
