@@ -68,6 +68,4 @@ def run_block(block: Block, workdir: Path, timeout: float) -> subprocess.Complet
     inherited = os.environ.get("PYTHONPATH")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), *([inherited] if inherited else [])]))
     env["MPLBACKEND"] = "Agg"  # plots go to files; no display here
-    return subprocess.run(
-        [sys.executable, name], cwd=workdir, env=env, capture_output=True, text=True, timeout=timeout
-    )
+    return subprocess.run([sys.executable, name], cwd=workdir, env=env, capture_output=True, text=True, timeout=timeout)

@@ -16,7 +16,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from doc_blocks import DOCS, python_blocks, run_block  # noqa: E402
 
 TUTORIALS = sorted(DOCS.glob("tutorial_*.md"))
-BLOCK_TIMEOUT_S = 150  # a block takes 5-30 s on 2 cores; the margin is for a loaded CI machine
+BLOCK_TIMEOUT_S = (
+    300  # a block takes 1-26 s of CPU; the margin is for a loaded machine (20 s of CPU took 165 s at load 16)
+)
 
 
 def test_there_are_tutorials_with_code():
@@ -31,7 +33,7 @@ def test_tutorials_have_no_fragments(page):
     assert not fragments, f"tutorial blocks must run as written; fragments at {fragments}"
 
 
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(900)
 @pytest.mark.parametrize("page", TUTORIALS, ids=[p.stem for p in TUTORIALS])
 def test_every_block_of_the_tutorial_runs_alone_and_exits_0(page, tmp_path):
     for block in python_blocks(page):
