@@ -31,8 +31,12 @@ EXTRAS = {
         "tensorboard>=2.10",  # event files written and read back
         "ruff>=0.5",
         "mypy>=1.10",
+        # tests/docs builds the site with --strict
+        "mkdocs>=1.5",
+        "mkdocs-material>=9.5",
+        "mkdocstrings[python]>=0.26",
     ],
-    "docs": ["mkdocs>=1.5"],
+    "docs": ["mkdocs>=1.5", "mkdocs-material>=9.5", "mkdocstrings[python]>=0.26"],
 }
 EXTRAS["all"] = sorted({req for reqs in EXTRAS.values() for req in reqs})
 
