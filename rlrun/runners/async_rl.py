@@ -229,7 +229,7 @@ class AsyncRlBase(MinibatchRlBase):
 
     # ---- startup and shutdown ----
 
-    def startup(self) -> int:  # type: ignore[override]
+    def startup(self) -> int:
         """Build the double buffer and the shared replay, start the sampler and copier processes, wait for the
         sampler to be ready, then prepare the optimiser (its affinity, a private model, the optimiser)."""
         if self.seed is None:
