@@ -37,6 +37,7 @@ from rlrun.runners.minibatch_rl import MinibatchRl, MinibatchRlBase, MinibatchRl
 from rlrun.samplers.parallel.base import resolve_start_method
 from rlrun.utils.logging import logger
 from rlrun.utils.seed import make_seed, set_seed
+from rlrun.utils.synchronize import lock_context
 
 __all__ = ["AsyncRlBase", "AsyncRl", "AsyncRlEval", "AsyncProcessError"]
 
@@ -237,24 +238,25 @@ class AsyncRlBase(MinibatchRlBase):
         set_seed(self.seed)
         logger.log(f"Runner seed: {self.seed} (sampler gets {self.seed + 1}).")
         sampler, algo, agent = self.sampler, self.algo, self.agent
-        double_buffer, examples = sampler.async_initialize(
-            agent=agent,
-            bootstrap_value=algo.bootstrap_value,
-            traj_info_kwargs=self.get_traj_info_kwargs(),
-            seed=self.seed + 1,
-        )
-        self.itr_batch_size = sampler.batch_spec.size
-        n_itr = self.get_n_itr()
-        replay = algo.async_initialize(
-            agent=agent,
-            sampler_n_itr=n_itr,
-            batch_spec=sampler.batch_spec,
-            mid_batch_reset=sampler.mid_batch_reset,
-            examples=examples,
-            world_size=1,
-        )
-        self.min_itr_learn = algo.min_itr_learn
         ctx = torch_mp.get_context(resolve_start_method(getattr(sampler, "start_method", None)))
+        with lock_context(ctx):  # the agent's and the replay's locks: primitives of the start method in use
+            double_buffer, examples = sampler.async_initialize(
+                agent=agent,
+                bootstrap_value=algo.bootstrap_value,
+                traj_info_kwargs=self.get_traj_info_kwargs(),
+                seed=self.seed + 1,
+            )
+            self.itr_batch_size = sampler.batch_spec.size
+            n_itr = self.get_n_itr()
+            replay = algo.async_initialize(
+                agent=agent,
+                sampler_n_itr=n_itr,
+                batch_spec=sampler.batch_spec,
+                mid_batch_reset=sampler.mid_batch_reset,
+                examples=examples,
+                world_size=1,
+            )
+        self.min_itr_learn = algo.min_itr_learn
         self.ctrl = ctrl = AsyncControl.build(ctx)
         self.processes = processes = AsyncProcesses(ctx)
         reports_r, reports_w = Pipe(duplex=False)

@@ -23,10 +23,24 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["RWLock", "LockTimeoutError", "DEFAULT_LOCK_TIMEOUT_S"]
+__all__ = ["RWLock", "LockTimeoutError", "DEFAULT_LOCK_TIMEOUT_S", "lock_context"]
 
 DEFAULT_LOCK_TIMEOUT_S = 60.0
 _WAIT_SLICE_S = 0.05  # how long one wait on the condition lasts before the deadline is looked at again
+
+
+_contexts: list[Any] = []  # innermost lock_context() last
+
+
+@contextmanager
+def lock_context(ctx: Any) -> Iterator[None]:
+    """Locks built inside this block without a ``ctx`` use ``ctx``'s primitives: a runner that knows how
+    it will start its processes says so here, before the agent and the replay build their locks."""
+    _contexts.append(ctx)
+    try:
+        yield
+    finally:
+        _contexts.pop()
 
 
 class LockTimeoutError(TimeoutError):
@@ -63,16 +77,17 @@ class RWLock:
     ``with lock:`` or ``with lock.read_lock:`` reads, ``with lock.write_lock:`` writes (rlpyt's
     spellings); ``acquire_read`` / ``acquire_write`` take a ``timeout`` in seconds.
 
-    ``ctx`` is the multiprocessing context whose primitives it uses. The default, spawn's, serves
-    children of every start method; its semaphores have names in /dev/shm while the lock exists,
-    which multiprocessing removes when the lock is collected or the process exits (its resource
-    tracker, also after a crash). A fork context's are nameless but cannot reach spawned children.
+    ``ctx`` is the multiprocessing context whose primitives it uses: the one a surrounding
+    :func:`lock_context` names, else spawn's, which serves children of every start method. Spawn's
+    semaphores have names in /dev/shm while the lock exists, which multiprocessing removes when the lock
+    is collected or the process exits (its resource tracker, also after a crash); a fork context's are
+    nameless but cannot reach spawned children.
     """
 
     def __init__(self, timeout: float = DEFAULT_LOCK_TIMEOUT_S, ctx: Any = None) -> None:
         if not timeout > 0:
             raise ValueError(f"RWLock timeout must be a positive number of seconds, got {timeout!r}.")
-        ctx = ctx or mp.get_context("spawn")
+        ctx = ctx or (_contexts[-1] if _contexts else mp.get_context("spawn"))
         self.timeout = float(timeout)
         self._condition = ctx.Condition(ctx.Lock())
         # [readers inside, writers waiting, writer inside (0/1), pid of the writer inside]
