@@ -105,7 +105,9 @@ def main() -> int:
     parser.add_argument("--n_steps", type=int, default=None, help="instead of each config's budget (smoke runs)")
     args = parser.parse_args()
     runners = {"rlrun": run_rlrun, "sb3": run_sb3}
-    print(f"{'algo':7} {'lib':6} {'seed':>4} {'steps to 475':>13} {'wall to 475':>12} {'final return':>13} {'wall (s)':>9}")
+    print(
+        f"{'algo':7} {'lib':6} {'seed':>4} {'steps to 475':>13} {'wall to 475':>12} {'final return':>13} {'wall (s)':>9}"
+    )
     table: dict[tuple[str, str], list] = {}
     for algo in args.algos:
         for lib in args.libs:

@@ -63,7 +63,10 @@ def small_runner(
         **(sampler_kwargs or {}),
     )
     algo = AlgoCls(
-        **dict(dict(batch_size=32, min_steps_learn=128, replay_size=2_000, replay_ratio=8, target_update_interval=20), **(algo_kwargs or {}))
+        **dict(
+            dict(batch_size=32, min_steps_learn=128, replay_size=2_000, replay_ratio=8, target_update_interval=20),
+            **(algo_kwargs or {}),
+        )
     )
     RunnerCls = AsyncRlEval if evaluate else AsyncRl
     return RunnerCls(
