@@ -12,7 +12,7 @@ from rlrun.samplers.collectors import BaseCollector, BaseEvalCollector
 from rlrun.samplers.parallel.gpu.alternating_sampler import AlternatingSampler
 from rlrun.samplers.parallel.gpu.collectors import GpuEvalCollector
 
-__all__ = ["AsyncAlternatingSampler"]
+__all__ = ["AsyncAlternatingSampler", "AsyncNoOverlapAlternatingSampler"]
 
 
 class AsyncAlternatingSampler(AsyncParallelSamplerMixin, AlternatingSampler):  # type: ignore[misc]  # rlpyt\'s async signatures
@@ -40,3 +40,10 @@ class AsyncAlternatingSampler(AsyncParallelSamplerMixin, AlternatingSampler):  #
     def evaluate_agent(self, itr: int) -> list[TrajInfo]:
         self.agent.recv_shared_memory()
         return super().evaluate_agent(itr)
+
+
+class AsyncNoOverlapAlternatingSampler(AsyncAlternatingSampler):
+    """:class:`AsyncAlternatingSampler` whose groups never step envs at the same time (as
+    :class:`~rlrun.samplers.parallel.gpu.alternating_sampler.NoOverlapAlternatingSampler`)."""
+
+    no_overlap = True
