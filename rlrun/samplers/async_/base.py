@@ -28,7 +28,6 @@ class AsyncSamplerMixin:
     env_kwargs: dict
     batch_spec: Any
     eval_n_envs: int
-    gpu: bool = False
 
     def async_initialize(
         self,
