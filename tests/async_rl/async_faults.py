@@ -48,6 +48,7 @@ def small_runner(
     runner_kwargs: dict | None = None,
     sampler_kwargs: dict | None = None,
     EnvCls: Any = None,
+    batch_B: int = 2,
 ) -> AsyncRl:
     """A small asynchronous DQN run on CartPole (or FaultyCartPole with ``env_kwargs``)."""
     EnvCls = EnvCls or (FaultyCartPole if env_kwargs is not None else make)
@@ -57,7 +58,7 @@ def small_runner(
         EnvCls=EnvCls,
         env_kwargs=env_kwargs,
         batch_T=16,
-        batch_B=2,
+        batch_B=batch_B,
         max_decorrelation_steps=0,
         **eval_kwargs,
         **(sampler_kwargs or {}),

@@ -53,6 +53,7 @@ class AsyncParallelSamplerMixin(AsyncSamplerMixin):
         """Batch ``itr`` into half ``itr % 2`` (``db_idx``) with the newest published weights; returns the
         completed trajectories."""
         self.agent.recv_shared_memory()
+        self.agent.sample_mode(itr)  # served samplers act here (and may come from an evaluation)
         self.samples_np = self.double_buffer[itr % 2]
         return self._run_round(Command(CommandKind.COLLECT, itr))  # type: ignore[attr-defined]
 
