@@ -109,6 +109,11 @@ class AsyncRlBase(MinibatchRlBase):
                 f"{type(self).__name__} needs an asynchronous sampler (AsyncSerialSampler, AsyncCpuSampler, "
                 f"AsyncGpuSampler or AsyncAlternatingSampler from rlrun.samplers.async_), got {type(sampler).__name__}."
             )
+        if kwargs.get("checkpoint") or kwargs.get("resume"):
+            raise ValueError(
+                f"{type(self).__name__} does not write or resume checkpoints yet (its replay keeps changing under the "
+                "copier process); leave checkpoint and resume out, or train with MinibatchRl."
+            )
         if max_sampler_lead_itrs is not None and int(max_sampler_lead_itrs) < 1:
             raise ValueError(f"max_sampler_lead_itrs must be at least 1 or None, got {max_sampler_lead_itrs!r}.")
         if process_timeout is not None and not float(process_timeout) > 0:

@@ -40,3 +40,22 @@ def test_short_async_run_keeps_its_replay_ratio_and_publishes_weights(sampler, l
     assert row["Diagnostics/CumSteps"] == 3_200 and row["Diagnostics/TrajsInEval"] == 2
     # One publication per optimize_agent call (updates_per_sync=1).
     assert runner.agent.weights_version == row["Diagnostics/CumUpdates"]
+
+
+def test_async_runner_refuses_what_it_cannot_do():
+    from rlrun.agents.dqn.dqn_agent import DqnAgent
+    from rlrun.algos.dqn.dqn import DQN
+    from rlrun.envs.gym import make
+    from rlrun.runners.async_rl import AsyncRl
+    from rlrun.samplers.serial.sampler import SerialSampler
+
+    sync_sampler = SerialSampler(EnvCls=make, env_kwargs=dict(id="CartPole-v1"), batch_T=4, batch_B=2)
+    with pytest.raises(TypeError, match="asynchronous sampler"):
+        AsyncRl(algo=DQN(), agent=DqnAgent(), sampler=sync_sampler, n_steps=100)
+    runner = small_runner(n_steps=100)
+    with pytest.raises(ValueError, match="checkpoints"):
+        AsyncRl(algo=runner.algo, agent=runner.agent, sampler=runner.sampler, n_steps=100, checkpoint=True)
+    with pytest.raises(ValueError, match="'sampler'"):
+        AsyncRl(algo=runner.algo, agent=runner.agent, sampler=runner.sampler, n_steps=100, affinity=dict(cuda_idx=0))
+    with pytest.raises(ValueError, match="max_sampler_lead_itrs"):
+        AsyncRl(algo=runner.algo, agent=runner.agent, sampler=runner.sampler, n_steps=100, max_sampler_lead_itrs=0)
