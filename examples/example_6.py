@@ -21,7 +21,9 @@ from rlrun.utils.launching.variant import VariantLevel, make_variants
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def launch(n_cpu_core: int = 2, runs_per_setting: int = 2, n_steps: int = int(50e6), log_interval_steps: int = int(1e5)):
+def launch(
+    n_cpu_core: int = 2, runs_per_setting: int = 2, n_steps: int = int(50e6), log_interval_steps: int = int(1e5)
+):
     affinity_code = encode_affinity(
         n_cpu_core=n_cpu_core,
         n_gpu=0,

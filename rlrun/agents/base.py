@@ -25,11 +25,14 @@ import logging
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import torch
 
 from rlrun.models.utils import strip_ddp_state_dict
 from rlrun.utils.collections import NamedArrayTuple, namedarraytuple
 from rlrun.utils.random_streams import EnvStreams
+from rlrun.utils.shared_memory import np_mp_array
+from rlrun.utils.synchronize import DEFAULT_LOCK_TIMEOUT_S, RWLock
 
 __all__ = ["AgentInputs", "AgentStep", "AgentInputsRnn", "BaseAgent", "RecurrentAgentMixin", "resolve_device"]
 
@@ -94,6 +97,10 @@ class BaseAgent:
         self._mode: str | None = None
         self._sample_streams: EnvStreams | None = None
         self._eval_streams: EnvStreams | None = None
+        # Asynchronous runs only (share_weights_async).
+        self._weights_lock: RWLock | None = None
+        self._weights_version: np.ndarray | None = None
+        self._recv_version = 0
 
     # --- building --------------------------------------------------------------------------------
 
@@ -277,6 +284,73 @@ class BaseAgent:
         """Copy the trained weights into ``shared_model`` for sampler workers (no-op when they are one)."""
         if self.shared_model is not None and self.shared_model is not self.model:
             self.shared_model.load_state_dict(strip_ddp_state_dict(self.model.state_dict()))
+
+    # --- asynchronous runs: the optimiser publishes weights, the sampler copies them between batches ---
+
+    def share_weights_async(self, timeout: float = DEFAULT_LOCK_TIMEOUT_S) -> None:
+        """Prepare publishing weights between processes: a reader-writer lock and a version counter beside
+        ``shared_model``. Called by asynchronous samplers after ``initialize(share_memory=True)``, before
+        any process starts."""
+        if self.shared_model is None:
+            raise RuntimeError("share_weights_async() needs initialize(..., share_memory=True) first.")
+        self._weights_lock = RWLock(timeout=timeout)
+        self._weights_version = np_mp_array(1, np.int64)
+        self._recv_version = 0
+
+    def async_optimizer(self, cuda_idx: int | str | torch.device | None = None) -> None:
+        """In the optimiser process of an asynchronous run: train a private copy of the model (on
+        ``cuda_idx``); :meth:`send_shared_memory` publishes it. The target network and other private
+        parts stay as they are."""
+        self.to_device(cuda_idx)
+        if self.model is self.shared_model:
+            self.model = copy.deepcopy(self.shared_model)
+
+    def async_cpu(self, share_memory: bool = True) -> None:
+        """In the sampler process of an asynchronous run: act with a model of its own, a copy of the
+        published weights, which :meth:`recv_shared_memory` refreshes between batches. With
+        ``share_memory`` the copy lives in shared memory, so the sampler's workers act with it too."""
+        if self.shared_model is None:
+            raise RuntimeError("async_cpu() needs an agent initialized with share_memory=True.")
+        self.model = copy.deepcopy(self.shared_model)
+        if share_memory:
+            self.model.share_memory()
+        self._recv_version = -1  # the first recv copies whatever was published
+
+    def send_shared_memory(self) -> None:
+        """Optimiser: publish the trained weights for the sampler (under the write lock)."""
+        if self.shared_model is None or self.shared_model is self.model:
+            return
+        lock, version = self._async_shared()
+        with lock.write_lock:
+            self.shared_model.load_state_dict(strip_ddp_state_dict(self.model.state_dict()))
+            version[0] += 1
+
+    def recv_shared_memory(self) -> bool:
+        """Sampler: copy the weights the optimiser last published, if newer than the ones in use (under
+        the read lock, in place). Returns True when it copied."""
+        if self.shared_model is None or self.shared_model is self.model:
+            return False
+        lock, version = self._async_shared()
+        if int(version[0]) == self._recv_version:
+            return False
+        with lock.read_lock:
+            self._recv_version = int(version[0])
+            self.model.load_state_dict(self.shared_model.state_dict())
+        return True
+
+    @property
+    def weights_version(self) -> int:
+        """How many times the optimiser published weights (0 before the first)."""
+        return 0 if self._weights_version is None else int(self._weights_version[0])
+
+    def _async_shared(self) -> tuple[RWLock, np.ndarray]:
+        lock, version = self._weights_lock, self._weights_version
+        if lock is None or version is None:
+            raise RuntimeError(
+                f"{type(self).__name__}: send_shared_memory/recv_shared_memory are for asynchronous runs; the "
+                "asynchronous sampler's async_initialize() prepares them (share_weights_async())."
+            )
+        return lock, version
 
 
 def _zero_batch_entry(state: Any, idx: int) -> None:

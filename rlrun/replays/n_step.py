@@ -16,7 +16,7 @@ import numpy as np
 import psutil
 
 from rlrun.replays.state import copy_into
-from rlrun.utils.buffer import buffer_from_example, get_leading_dims, numpify_buffer
+from rlrun.utils.buffer import buffer_from_example, build_array, get_leading_dims, numpify_buffer
 from rlrun.utils.returns import discount_return_n_step, discount_return_n_step_tl
 
 __all__ = ["NStepReturnStorage"]
@@ -81,8 +81,9 @@ class NStepReturnStorage:
             )
         self.has_timeout = "timeout" in example._fields
         _check_memory(self.bytes_per_step(example), self.size)
-        self.t = 0
-        self.full = False
+        # The cursor and the fill flag live in an array, shared with the buffer's other processes
+        # when the storage is (asynchronous runs): a buffer is arrays plus indices.
+        self._cursor = build_array(np.zeros((), np.int64), 2, share_memory)
         self.samples = buffer_from_example(self._stored_example(example), (self.T, B), share_memory)
         if n_step_return == 1 and not self.has_timeout:
             # With one step and no time limits the return is the reward and done_n is done.
@@ -97,6 +98,24 @@ class NStepReturnStorage:
         self.samples_valid: np.ndarray | None = None
         if not mid_batch_reset:
             self.samples_valid = buffer_from_example(np.bool_(False), (self.T, B), share_memory)
+
+    @property
+    def t(self) -> int:
+        """The next row written."""
+        return int(self._cursor[0])
+
+    @t.setter
+    def t(self, value: int) -> None:
+        self._cursor[0] = value
+
+    @property
+    def full(self) -> bool:
+        """True once the ring has wrapped around."""
+        return bool(self._cursor[1])
+
+    @full.setter
+    def full(self, value: bool) -> None:
+        self._cursor[1] = bool(value)
 
     # --- what is stored per step (subclasses that store observations differently override these) ---
 

@@ -19,6 +19,7 @@ import numpy as np
 from rlrun.replays.n_step import NStepReturnStorage
 from rlrun.replays.state import copy_into
 from rlrun.replays.sum_tree import SumTree
+from rlrun.utils.buffer import build_array
 
 __all__ = ["SamplingRule", "UniformSampling", "PrioritizedSampling"]
 
@@ -132,6 +133,7 @@ class PrioritizedSampling:
         interval: int = 1,
         seq_len: int = 1,
         input_priority_shift: int = 0,
+        share_memory: bool = False,
     ) -> None:
         if alpha < 0 or beta < 0 or not default_priority > 0:
             raise ValueError(
@@ -146,16 +148,27 @@ class PrioritizedSampling:
         self.alpha = alpha
         self.beta = beta
         self.default_priority = float(default_priority)
+        # Shared with the buffer's other processes when the storage is (asynchronous runs).
+        self._max_priority = build_array(np.zeros((), np.float64), 1, share_memory)
         self.max_priority = float(default_priority)
         self.interval = interval
         self.seq_len = seq_len
         self.input_priority_shift = input_priority_shift
         self.n_slots = storage.T // interval
-        self.tree = SumTree(self.n_slots * storage.B)
-        self.priorities = np.zeros((self.n_slots, storage.B), dtype=np.float64)
+        self.tree = SumTree(self.n_slots * storage.B, share_memory=share_memory)
+        self.priorities = build_array(np.zeros((), np.float64), (self.n_slots, storage.B), share_memory)
         self.last_T_idxs: np.ndarray | None = None
         self.last_B_idxs: np.ndarray | None = None
         self.last_values: np.ndarray | None = None
+
+    @property
+    def max_priority(self) -> float:
+        """The largest priority given so far (``default_priority`` at first); new steps enter with it."""
+        return float(self._max_priority[0])
+
+    @max_priority.setter
+    def max_priority(self, value: float) -> None:
+        self._max_priority[0] = value
 
     def _new_slots(self, t: int, T: int) -> np.ndarray:
         """Slots whose first row lies in the ``T`` rows written from row ``t``."""

@@ -75,7 +75,7 @@ class CategoricalDQN(DQN):
         self.agent.give_V_min_max(self.V_min, self.V_max)
 
     def async_initialize(self, agent: Any, *args: Any, **kwargs: Any) -> Any:
-        """For asynchronous runners, once DQN supports them: the same, also giving the support."""
+        """For asynchronous runners: as DQN's, also giving the agent the support of its distributions."""
         replay = super().async_initialize(agent, *args, **kwargs)
         agent.give_V_min_max(self.V_min, self.V_max)
         return replay

@@ -12,9 +12,14 @@ import numpy as np
 import torch
 
 from rlrun.algos.base import RlAlgorithm
-from rlrun.replays.non_sequence.frame import PrioritizedReplayFrameBuffer, UniformReplayFrameBuffer
-from rlrun.replays.non_sequence.prioritized import PrioritizedReplayBuffer
-from rlrun.replays.non_sequence.uniform import UniformReplayBuffer
+from rlrun.replays.non_sequence.frame import (
+    AsyncPrioritizedReplayFrameBuffer,
+    AsyncUniformReplayFrameBuffer,
+    PrioritizedReplayFrameBuffer,
+    UniformReplayFrameBuffer,
+)
+from rlrun.replays.non_sequence.prioritized import AsyncPrioritizedReplayBuffer, PrioritizedReplayBuffer
+from rlrun.replays.non_sequence.uniform import AsyncUniformReplayBuffer, UniformReplayBuffer
 from rlrun.utils.collections import namedarraytuple, namedtuple
 from rlrun.utils.tensor import select_at_indexes
 
@@ -57,7 +62,8 @@ class DQN(RlAlgorithm):
     Samplers that reset envs only between batches (wait-reset collectors) work too: the replay marks
     the filler steps after an env's done and never draws them.
 
-    Kept only so rlpyt scripts run: ``updates_per_sync``, read by asynchronous runners only.
+    Asynchronous runners (:class:`~rlrun.runners.async_rl.AsyncRl`) call :meth:`async_initialize` instead of
+    :meth:`initialize`; each :meth:`optimize_agent` call then takes ``updates_per_sync`` gradient steps.
     """
 
     opt_info_fields = OptInfo._fields
@@ -88,7 +94,7 @@ class DQN(RlAlgorithm):
         pri_beta_final: float = 1.0,
         pri_beta_steps: int = int(50e6),
         default_priority: float | None = None,
-        # rlpyt compatibility: read by asynchronous runners only; changes nothing under MinibatchRl.
+        # Asynchronous runners only: gradient steps per optimize_agent call (changes nothing under MinibatchRl).
         updates_per_sync: int = 1,
     ) -> None:
         if not 0 <= discount <= 1:
@@ -167,6 +173,40 @@ class DQN(RlAlgorithm):
         self.initialize_replay_buffer(examples, batch_spec)
         self.optim_initialize(rank)
 
+    def async_initialize(
+        self,
+        agent: Any,
+        sampler_n_itr: int,
+        batch_spec: Any,
+        mid_batch_reset: bool,
+        examples: Any,
+        world_size: int = 1,
+    ) -> Any:
+        """For asynchronous runners, before any process starts: the epsilon schedule (the agent holds it in
+        shared memory, so the sampler follows it) and the replay in shared memory, which is returned for
+        the copier processes. The optimiser comes later, in :meth:`optim_initialize`.
+
+        Each :meth:`optimize_agent` call then takes ``updates_per_sync`` gradient steps; the runner calls
+        it as often as ``replay_ratio`` allows against the sampler's progress."""
+        self.check_agent(agent)
+        if world_size != 1:
+            raise ValueError(f"{type(self).__name__}: asynchronous runs train in one optimiser process (world_size=1).")
+        if int(self.updates_per_sync) < 1:
+            raise ValueError(f"updates_per_sync must be at least 1, got {self.updates_per_sync}.")
+        self.agent = agent
+        self.n_itr = sampler_n_itr
+        self.batch_spec = batch_spec
+        self.mid_batch_reset = mid_batch_reset
+        self.world_size = world_size
+        self.sampler_bs = batch_spec.size
+        self.updates_per_optimize = int(self.updates_per_sync)
+        self.min_itr_learn = int(self.min_steps_learn // self.sampler_bs)
+        eps_itr_max = max(1, self.min_itr_learn, int(self.eps_steps // self.sampler_bs))
+        agent.set_epsilon_itr_min_max(self.min_itr_learn, eps_itr_max)
+        self.pri_beta_itr = max(1, int(self.pri_beta_steps // self.sampler_bs))
+        self.initialize_replay_buffer(examples, batch_spec, async_=True)
+        return self.replay_buffer
+
     def check_agent(self, agent: Any) -> None:
         """Refuse an agent this algorithm cannot train, before anything is built."""
         if getattr(agent, "recurrent", False):
@@ -181,9 +221,10 @@ class DQN(RlAlgorithm):
         if self.initial_optim_state_dict is not None:
             self.optimizer.load_state_dict(self.initial_optim_state_dict)
 
-    def initialize_replay_buffer(self, examples: Any, batch_spec: Any) -> None:
+    def initialize_replay_buffer(self, examples: Any, batch_spec: Any, async_: bool = False) -> None:
         """A replay whose rows look like :meth:`examples_to_buffer` of the sampler's examples: a frame
-        replay for stacked image frames, prioritized with ``prioritized_replay``, or ``ReplayBufferCls``."""
+        replay for stacked image frames, prioritized with ``prioritized_replay``, or ``ReplayBufferCls``.
+        ``async_``: its asynchronous variant, in shared memory under a reader-writer lock."""
         example = self.examples_to_buffer(examples)
         replay_kwargs: dict[str, Any] = dict(
             example=example,
@@ -209,10 +250,13 @@ class DQN(RlAlgorithm):
             )
         if ReplayCls is None:
             frames = is_frame_stack(getattr(example, "observation", None))
-            if self.prioritized_replay:
-                ReplayCls = PrioritizedReplayFrameBuffer if frames else PrioritizedReplayBuffer
-            else:
-                ReplayCls = UniformReplayFrameBuffer if frames else UniformReplayBuffer
+            ReplayCls = _REPLAYS[(bool(self.prioritized_replay), frames, async_)]
+        elif async_ and not getattr(ReplayCls, "async_", False):
+            raise TypeError(
+                f"ReplayBufferCls={ReplayCls.__name__} is not an asynchronous replay (async_ = False), and AsyncRl's "
+                "copier processes and optimiser share the replay. Pass its Async variant (e.g. "
+                "AsyncUniformReplayBuffer from rlrun.replays.non_sequence.uniform) or leave ReplayBufferCls=None."
+            )
         _log.info("DQN replay: %s of %d steps.", ReplayCls.__name__, replay_kwargs["size"])
         self.replay_buffer = ReplayCls(**replay_kwargs)
 
@@ -328,6 +372,19 @@ class DQN(RlAlgorithm):
         if timeout is None:
             return SamplesToBuffer(observation, action, reward, done)
         return SamplesToBufferTl(observation, action, reward, done, timeout)
+
+
+# (prioritized, frames, asynchronous) -> the replay DQN builds when ReplayBufferCls is None.
+_REPLAYS: dict[tuple[bool, bool, bool], type] = {
+    (False, False, False): UniformReplayBuffer,
+    (False, True, False): UniformReplayFrameBuffer,
+    (True, False, False): PrioritizedReplayBuffer,
+    (True, True, False): PrioritizedReplayFrameBuffer,
+    (False, False, True): AsyncUniformReplayBuffer,
+    (False, True, True): AsyncUniformReplayFrameBuffer,
+    (True, False, True): AsyncPrioritizedReplayBuffer,
+    (True, True, True): AsyncPrioritizedReplayFrameBuffer,
+}
 
 
 def _takes_keyword(cls: Any, name: str) -> bool:

@@ -204,10 +204,14 @@ class R2D1(DQN):
 
     # --- replay -----------------------------------------------------------------------------------
 
-    def initialize_replay_buffer(self, examples: Any, batch_spec: Any) -> None:
+    def initialize_replay_buffer(self, examples: Any, batch_spec: Any, async_: bool = False) -> None:
         """A sequence replay of ``warmup_T + batch_T``-step sequences, storing the agent's state every
         ``store_rnn_state_interval`` steps; frame-based for stacked image frames, prioritized with
         ``prioritized_replay``, or ``ReplayBufferCls``."""
+        if async_:
+            raise NotImplementedError(
+                "R2D1 has no asynchronous sequence replay in rlrun yet, so AsyncRl cannot run it; use MinibatchRl."
+            )
         example = self.examples_to_buffer(examples)
         if self.store_rnn_state_interval > 0:
             agent_info = examples["agent_info"]

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from rlrun.replays.async_ import AsyncReplayBufferMixin
 from rlrun.replays.base import PrioritizedReplayMethods
 from rlrun.replays.n_step import NStepReturnStorage
 from rlrun.replays.non_sequence.n_step import NStepReturnBuffer, SamplesFromReplay, SamplesFromReplayTl
 from rlrun.replays.sampling import PrioritizedSampling
 from rlrun.utils.collections import namedarraytuple
 
-__all__ = ["SamplesFromReplayPri", "SamplesFromReplayTlPri", "PrioritizedReplayBuffer"]
+__all__ = ["SamplesFromReplayPri", "SamplesFromReplayTlPri", "PrioritizedReplayBuffer", "AsyncPrioritizedReplayBuffer"]
 
 SamplesFromReplayPri = namedarraytuple("SamplesFromReplayPri", SamplesFromReplay._fields + ("is_weights",))
 SamplesFromReplayTlPri = namedarraytuple("SamplesFromReplayTlPri", SamplesFromReplayTl._fields + ("is_weights",))
@@ -41,11 +42,18 @@ class PrioritizedReplayBuffer(PrioritizedReplayMethods, NStepReturnBuffer):
         default_priority: float = 1,
         mid_batch_reset: bool = True,
     ) -> None:
-        storage = self.StorageCls(example, size, B, discount, n_step_return, mid_batch_reset=mid_batch_reset)
-        super().__init__(storage, PrioritizedSampling(storage, alpha, beta, default_priority))
+        storage = self.StorageCls(
+            example, size, B, discount, n_step_return, share_memory=self.async_, mid_batch_reset=mid_batch_reset
+        )
+        super().__init__(storage, PrioritizedSampling(storage, alpha, beta, default_priority, share_memory=self.async_))
 
     def sample_batch(self, batch_B: int) -> Any:
         """``batch_B`` transitions drawn by priority, with their ``is_weights``."""
         batch = super().sample_batch(batch_B)
         Cls = SamplesFromReplayTlPri if "steps_n" in batch._fields else SamplesFromReplayPri
         return Cls(*batch, is_weights=self.is_weights())
+
+
+class AsyncPrioritizedReplayBuffer(AsyncReplayBufferMixin, PrioritizedReplayBuffer):
+    """:class:`PrioritizedReplayBuffer` in shared memory (priorities and sum tree too) under a reader-writer
+    lock, for asynchronous runners (see :mod:`rlrun.replays.async_`)."""

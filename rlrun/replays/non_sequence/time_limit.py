@@ -10,11 +10,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from rlrun.replays.async_ import AsyncReplayBufferMixin
 from rlrun.replays.non_sequence.n_step import SamplesFromReplayTl
 from rlrun.replays.non_sequence.prioritized import PrioritizedReplayBuffer
 from rlrun.replays.non_sequence.uniform import UniformReplayBuffer
 
-__all__ = ["SamplesFromReplayTL", "TlUniformReplayBuffer", "TlPrioritizedReplayBuffer"]
+__all__ = [
+    "SamplesFromReplayTL",
+    "TlUniformReplayBuffer",
+    "TlPrioritizedReplayBuffer",
+    "AsyncTlUniformReplayBuffer",
+    "AsyncTlPrioritizedReplayBuffer",
+]
 
 # rlpyt's name; rlrun's batch also has steps_n (the rewards in each window).
 SamplesFromReplayTL = SamplesFromReplayTl
@@ -43,3 +50,11 @@ class TlPrioritizedReplayBuffer(PrioritizedReplayBuffer):
     def __init__(self, example: Any, *args: Any, **kwargs: Any) -> None:
         _require_timeout(type(self), example)
         super().__init__(example, *args, **kwargs)
+
+
+class AsyncTlUniformReplayBuffer(AsyncReplayBufferMixin, TlUniformReplayBuffer):
+    """:class:`TlUniformReplayBuffer` in shared memory under a reader-writer lock (asynchronous runners)."""
+
+
+class AsyncTlPrioritizedReplayBuffer(AsyncReplayBufferMixin, TlPrioritizedReplayBuffer):
+    """:class:`TlPrioritizedReplayBuffer` in shared memory under a reader-writer lock (asynchronous runners)."""

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from rlrun.replays.async_ import AsyncReplayBufferMixin
 from rlrun.replays.n_step import NStepReturnStorage
 from rlrun.replays.non_sequence.n_step import NStepReturnBuffer
 from rlrun.replays.sampling import UniformSampling
 
-__all__ = ["UniformReplayBuffer"]
+__all__ = ["UniformReplayBuffer", "AsyncUniformReplayBuffer"]
 
 
 class UniformReplayBuffer(NStepReturnBuffer):
@@ -32,5 +33,12 @@ class UniformReplayBuffer(NStepReturnBuffer):
         n_step_return: int = 1,
         mid_batch_reset: bool = True,
     ) -> None:
-        storage = self.StorageCls(example, size, B, discount, n_step_return, mid_batch_reset=mid_batch_reset)
+        storage = self.StorageCls(
+            example, size, B, discount, n_step_return, share_memory=self.async_, mid_batch_reset=mid_batch_reset
+        )
         super().__init__(storage, UniformSampling())
+
+
+class AsyncUniformReplayBuffer(AsyncReplayBufferMixin, UniformReplayBuffer):
+    """:class:`UniformReplayBuffer` in shared memory under a reader-writer lock, for asynchronous runners
+    (see :mod:`rlrun.replays.async_`)."""

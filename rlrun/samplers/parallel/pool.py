@@ -47,7 +47,7 @@ from rlrun.samplers.parallel.protocol import (
 )
 from rlrun.utils.launching.main_guard import MAIN_GUARD_EXIT_CODE, missing_guard_message
 
-__all__ = ["WorkerPool", "WorkerLabel", "DEFAULT_TIMEOUT_S"]
+__all__ = ["WorkerPool", "WorkerLabel", "DEFAULT_TIMEOUT_S", "request_stack"]
 
 _log = logging.getLogger(__name__)
 
@@ -327,33 +327,7 @@ class WorkerPool:
 
     def stack_of(self, rank: int) -> str:
         """The worker's Python stacks (most recent call first), or why they could not be had."""
-        conn = self._stacks[rank]
-        fd = conn.fileno()
-        with contextlib.suppress(OSError):
-            while select.select([fd], [], [], 0)[0]:  # drop an earlier, unread dump
-                if not os.read(fd, 65536):
-                    break
-        try:
-            os.kill(self.processes[rank].pid, STACK_SIGNAL)
-        except (OSError, ValueError) as e:
-            return f"(no stack: {e})"
-        chunks: list[bytes] = []
-        deadline = time.monotonic() + STACK_WAIT_S
-        while time.monotonic() < deadline:
-            wait = 0.1 if chunks else max(0.0, deadline - time.monotonic())
-            if not select.select([fd], [], [], wait)[0]:
-                if chunks:
-                    break
-                continue
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        if not chunks:
-            return (
-                "(no stack: the worker did not answer within 1 s; it may be stuck in native code with signals blocked)"
-            )
-        return b"".join(chunks).decode("utf-8", "replace").rstrip()
+        return request_stack(self.processes[rank].pid, self._stacks[rank])
 
     # ---- stopping ----
 
@@ -394,6 +368,37 @@ class WorkerPool:
                     p.close()
             for conn in self._commands + self._reports + self._stacks:
                 conn.close()
+
+
+def request_stack(pid: int | None, conn: Connection) -> str:
+    """Ask process ``pid`` for its Python stacks (it registered faulthandler on :data:`STACK_SIGNAL` to write
+    them into the pipe whose reading end is ``conn``) and return them, or why they could not be had."""
+    if pid is None:
+        return "(no stack: the process has not started)"
+    fd = conn.fileno()
+    with contextlib.suppress(OSError):
+        while select.select([fd], [], [], 0)[0]:  # drop an earlier, unread dump
+            if not os.read(fd, 65536):
+                break
+    try:
+        os.kill(pid, STACK_SIGNAL)
+    except (OSError, ValueError) as e:
+        return f"(no stack: {e})"
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + STACK_WAIT_S
+    while time.monotonic() < deadline:
+        wait = 0.1 if chunks else max(0.0, deadline - time.monotonic())
+        if not select.select([fd], [], [], wait)[0]:
+            if chunks:
+                break
+            continue
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    if not chunks:
+        return "(no stack: the process did not answer within 1 s; it may be stuck in native code with signals blocked)"
+    return b"".join(chunks).decode("utf-8", "replace").rstrip()
 
 
 @contextlib.contextmanager

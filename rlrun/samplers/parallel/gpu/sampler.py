@@ -82,6 +82,11 @@ class GpuSamplerBase(ParallelSamplerBase):
 
     def _build_buffers(self, env: Any, bootstrap_value: bool):
         examples = super()._build_buffers(env, bootstrap_value)
+        self._build_step_buffers(examples)
+        return examples
+
+    def _build_step_buffers(self, examples: Any) -> None:
+        """The buffers the master and the workers exchange observations and actions through, per step."""
         self.step_buffer_np = build_step_buffer(examples, self.batch_spec.B)
         self.step_buffer_pyt = torchify_buffer(self.step_buffer_np)
         self.agent_inputs = _agent_inputs(self.step_buffer_pyt)
@@ -92,7 +97,6 @@ class GpuSamplerBase(ParallelSamplerBase):
             self.eval_step_buffer_np = build_step_buffer(examples, self.eval_n_envs)
             self.eval_step_buffer_pyt = torchify_buffer(self.eval_step_buffer_np)
             self.eval_agent_inputs = _agent_inputs(self.eval_step_buffer_pyt)
-        return examples
 
     def _step_buffers_of(self, env_slice: slice, eval_slice: slice) -> dict[str, Any]:
         eval_rows = self.eval_step_buffer_np[eval_slice] if self.eval_step_buffer_np is not None else None

@@ -1,0 +1,95 @@
+"""DQN on an Atari game, asynchronous, with the served (GPU) sampler: the sampler process computes every env's
+action in one batched forward pass while its workers step envs, and this process optimises (rlpyt's
+examples/atari_dqn_async_gpu.py).
+
+    python examples/atari_dqn_async_gpu.py --game pong --run_ID 0        # 2 GPUs: sampler and optimiser apart
+    python examples/atari_dqn_async_gpu.py --n_steps 2000 --min_steps_learn 500 --replay_size 5000 \\
+        --log_interval_steps 1000 --eval_max_steps 2000 --batch_B 4     # a smoke run (also without a GPU)
+
+rlpyt's settings: 36 envs x 5 steps per batch, replay ratio 8, learning from 10k steps, a 100k-step
+replay, an evaluation (2 envs, 4 episodes, at most 10k steps) every 10k steps, 2M steps. With two or
+more GPUs the sampler acts on one and the optimiser trains on another; with one they share it; without
+a GPU both run on the CPU. The CUDA path has not been run in rlrun's own tests (no GPU there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+import torch
+
+from rlrun.agents.dqn.atari.atari_dqn_agent import AtariDqnAgent
+from rlrun.algos.dqn.dqn import DQN
+from rlrun.envs.atari.atari_env import AtariEnv, AtariTrajInfo
+from rlrun.runners.async_rl import AsyncRlEval
+from rlrun.samplers.async_.gpu_sampler import AsyncGpuSampler
+from rlrun.utils.launching.affinity import make_affinity
+from rlrun.utils.logging.context import logger_context
+
+
+def gpu_affinity(n_cpu_core: int | None = None):
+    n_cpu_core = n_cpu_core or len(os.sched_getaffinity(0))
+    n_gpu = torch.cuda.device_count()
+    if n_gpu == 0:
+        return make_affinity(run_slot=0, n_cpu_core=n_cpu_core, n_gpu=0, async_sample=True, cpu_per_run=n_cpu_core)
+    return make_affinity(
+        run_slot=0,
+        n_cpu_core=n_cpu_core,
+        n_gpu=min(n_gpu, 2),
+        gpu_per_run=1,
+        sample_gpu_per_run=1 if n_gpu >= 2 else 0,
+        optim_sample_share_gpu=n_gpu < 2,
+        async_sample=True,
+    )
+
+
+def build_and_train(
+    game="pong",
+    run_ID=0,
+    n_steps=int(2e6),
+    log_interval_steps=int(1e4),
+    min_steps_learn=int(1e4),
+    replay_size=int(1e5),
+    eval_max_steps=int(10e3),
+    batch_B=36,
+):
+    sampler = AsyncGpuSampler(
+        EnvCls=AtariEnv,
+        TrajInfoCls=AtariTrajInfo,
+        env_kwargs=dict(game=game),
+        batch_T=5,
+        batch_B=batch_B,
+        max_decorrelation_steps=100,
+        eval_env_kwargs=dict(game=game),
+        eval_n_envs=2,
+        eval_max_steps=eval_max_steps,
+        eval_max_trajectories=4,
+    )
+    algo = DQN(replay_ratio=8, min_steps_learn=min_steps_learn, replay_size=replay_size)
+    agent = AtariDqnAgent()
+    runner = AsyncRlEval(
+        algo=algo,
+        agent=agent,
+        sampler=sampler,
+        n_steps=n_steps,
+        log_interval_steps=log_interval_steps,
+        affinity=gpu_affinity(),
+    )
+    config = dict(game=game)
+    with logger_context("async_dqn", run_ID, "async_dqn_" + game, config):
+        return runner.train()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--game", help="Atari game", default="pong")
+    parser.add_argument("--run_ID", help="run identifier (logging)", type=int, default=0)
+    parser.add_argument("--n_steps", type=int, default=int(2e6))
+    parser.add_argument("--log_interval_steps", type=int, default=int(1e4))
+    parser.add_argument("--min_steps_learn", type=int, default=int(1e4))
+    parser.add_argument("--replay_size", type=int, default=int(1e5))
+    parser.add_argument("--eval_max_steps", type=int, default=int(10e3))
+    parser.add_argument("--batch_B", type=int, default=36, help="envs (rlpyt: 36)")
+    args = parser.parse_args()
+    build_and_train(**vars(args))

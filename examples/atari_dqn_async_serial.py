@@ -1,0 +1,86 @@
+"""DQN on an Atari game, asynchronous: the sampler runs in a process of its own (serial: it steps every env
+itself) while this process optimises (rlpyt's examples/atari_dqn_async_serial.py).
+
+    python examples/atari_dqn_async_serial.py --game pong --run_ID 0
+    python examples/atari_dqn_async_serial.py --n_steps 2000 --min_steps_learn 500 --replay_size 5000 \\
+        --log_interval_steps 1000 --eval_max_steps 2000      # a smoke run
+
+rlpyt's settings: 4 envs x 5 steps per batch, replay ratio 18, learning from 5k steps, a 100k-step
+replay, an evaluation (1 env, 2 episodes, at most 10k steps) every 5k steps, 2M steps. The optimiser
+takes one core (and the GPU, if torch sees one), the sampler the rest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+import torch
+
+from rlrun.agents.dqn.atari.atari_dqn_agent import AtariDqnAgent
+from rlrun.algos.dqn.dqn import DQN
+from rlrun.envs.atari.atari_env import AtariEnv, AtariTrajInfo
+from rlrun.runners.async_rl import AsyncRlEval
+from rlrun.samplers.async_.collectors import DbCpuResetCollector
+from rlrun.samplers.async_.serial_sampler import AsyncSerialSampler
+from rlrun.utils.launching.affinity import make_affinity
+from rlrun.utils.logging.context import logger_context
+
+
+def async_affinity(n_cpu_core: int | None = None):
+    """One core (and a GPU, if there is one) for the optimiser, the other cores for the sampler."""
+    n_cpu_core = n_cpu_core or len(os.sched_getaffinity(0))
+    n_gpu = min(1, torch.cuda.device_count())
+    return make_affinity(
+        run_slot=0, n_cpu_core=n_cpu_core, n_gpu=n_gpu, sample_gpu_per_run=0, async_sample=True, cpu_per_run=n_cpu_core
+    )
+
+
+def build_and_train(
+    game="pong",
+    run_ID=0,
+    n_steps=int(2e6),
+    log_interval_steps=int(5e3),
+    min_steps_learn=int(5e3),
+    replay_size=int(1e5),
+    eval_max_steps=int(10e3),
+):
+    sampler = AsyncSerialSampler(
+        EnvCls=AtariEnv,
+        TrajInfoCls=AtariTrajInfo,
+        env_kwargs=dict(game=game),
+        CollectorCls=DbCpuResetCollector,
+        batch_T=5,
+        batch_B=4,
+        max_decorrelation_steps=100,
+        eval_env_kwargs=dict(game=game),
+        eval_n_envs=1,
+        eval_max_steps=eval_max_steps,
+        eval_max_trajectories=2,
+    )
+    algo = DQN(replay_ratio=18, min_steps_learn=min_steps_learn, replay_size=replay_size)
+    agent = AtariDqnAgent()
+    runner = AsyncRlEval(
+        algo=algo,
+        agent=agent,
+        sampler=sampler,
+        n_steps=n_steps,
+        log_interval_steps=log_interval_steps,
+        affinity=async_affinity(),
+    )
+    config = dict(game=game)
+    with logger_context("async_dqn", run_ID, "async_dqn_" + game, config):
+        return runner.train()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--game", help="Atari game", default="pong")
+    parser.add_argument("--run_ID", help="run identifier (logging)", type=int, default=0)
+    parser.add_argument("--n_steps", type=int, default=int(2e6))
+    parser.add_argument("--log_interval_steps", type=int, default=int(5e3))
+    parser.add_argument("--min_steps_learn", type=int, default=int(5e3))
+    parser.add_argument("--replay_size", type=int, default=int(1e5))
+    parser.add_argument("--eval_max_steps", type=int, default=int(10e3))
+    args = parser.parse_args()
+    build_and_train(**vars(args))

@@ -1,0 +1,56 @@
+"""Replays shared between processes: the copiers of an asynchronous run append, the optimiser draws.
+
+An asynchronous buffer is its synchronous self built in shared memory (the storage's arrays, its
+cursor, and a prioritized rule's priorities, sum tree and running maximum), plus an
+:class:`~rlrun.utils.synchronize.RWLock`: appends and priority updates hold the write side, draws
+the read side. A draw copies what it returns (fancy indexing) before it lets go, so a batch never
+mixes rows from before and after an append. The lock prefers the writer, so the copiers keep up
+however fast the optimiser draws.
+
+Build the buffer before the processes that use it start; they receive it by fork, or in their
+arguments under spawn and forkserver.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from rlrun.utils.synchronize import DEFAULT_LOCK_TIMEOUT_S, RWLock
+
+__all__ = ["AsyncReplayBufferMixin"]
+
+
+class AsyncReplayBufferMixin:
+    """Put first among the bases of a storage replay buffer: ``class AsyncX(AsyncReplayBufferMixin, X)``.
+
+    ``lock_timeout`` (seconds) bounds every wait for the lock; a wait longer than that raises
+    :class:`~rlrun.utils.synchronize.LockTimeoutError` (a process died holding it, or is stuck).
+    """
+
+    async_ = True  # the buffer classes build their storage in shared memory when True
+
+    def __init__(self, *args: Any, lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S, **kwargs: Any) -> None:
+        self.rw_lock = RWLock(timeout=lock_timeout)
+        super().__init__(*args, **kwargs)
+
+    def append_samples(self, samples: Any) -> Any:
+        with self.rw_lock.write_lock:
+            return super().append_samples(samples)  # type: ignore[misc]
+
+    def sample_batch(self, batch_B: int) -> Any:
+        with self.rw_lock.read_lock:
+            return super().sample_batch(batch_B)  # type: ignore[misc]
+
+    def update_batch_priorities(self, priorities: Any) -> None:
+        with self.rw_lock.write_lock:
+            super().update_batch_priorities(priorities)  # type: ignore[misc]
+
+    def state_dict(self) -> dict[str, Any]:
+        """Copies of the arrays (taken under the read lock: the copiers keep writing afterwards)."""
+        with self.rw_lock.read_lock:
+            return copy.deepcopy(super().state_dict())  # type: ignore[misc]
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        with self.rw_lock.write_lock:
+            super().load_state_dict(state)  # type: ignore[misc]

@@ -1,0 +1,387 @@
+"""Asynchronous training: the sampler runs in its own process while this one optimises without pause.
+
+``AsyncRl`` reports the training trajectories (the last ``log_traj_window``); ``AsyncRlEval`` reports
+evaluation episodes, which the sampler process runs before the first batch and every log interval.
+How the processes meet is in :mod:`rlrun.runners.async_processes`; docs/async_rl.md tells the story.
+
+The optimiser trains as much as ``replay_ratio`` allows against the batches copied into the replay:
+it waits until ``1 + min_steps_learn // sampler_batch`` batches are in, then each ``optimize_agent``
+call (``updates_per_sync`` gradient steps of ``batch_size``) moves its throttle on by
+``batch_size * updates_per_sync / (sampler_batch * replay_ratio)`` batches. rlpyt throttled only
+the optimiser, so a slower optimiser let the ratio fall; here the sampler also stays within
+``max_sampler_lead_itrs`` batches of the optimiser's throttle (None: rlpyt's behaviour).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping, Sequence
+from multiprocessing.connection import Connection, Pipe
+from typing import Any
+
+import torch.multiprocessing as torch_mp
+
+from rlrun.runners.async_processes import (
+    COPIER,
+    SAMPLER,
+    AsyncControl,
+    AsyncProcessError,
+    AsyncProcesses,
+    SamplerSchedule,
+    run_async_sampler,
+    run_copier,
+)
+from rlrun.runners.master_affinity import apply_master_affinity
+from rlrun.runners.minibatch_rl import MinibatchRl, MinibatchRlBase, MinibatchRlEval
+from rlrun.samplers.parallel.base import resolve_start_method
+from rlrun.utils.logging import logger
+from rlrun.utils.seed import make_seed, set_seed
+from rlrun.utils.synchronize import lock_context
+
+__all__ = ["AsyncRlBase", "AsyncRl", "AsyncRlEval", "AsyncProcessError"]
+
+DEFAULT_PROCESS_TIMEOUT_S = 600.0
+WAIT_S = 0.05
+
+
+def split_async_affinity(affinity: Mapping[str, Any] | None) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """``(sampler affinity or None, optimiser affinity)`` from an asynchronous affinity (``make_affinity(...,
+    async_sample=True)``: ``sampler`` and ``optimizer`` keys) or None."""
+    if affinity is None:
+        return None, {}
+    if not isinstance(affinity, Mapping) or "optimizer" not in affinity or "sampler" not in affinity:
+        raise ValueError(
+            "Asynchronous runners take an affinity with 'sampler' (a sampler's affinity dict) and 'optimizer' (a list "
+            "with one dict of cpus, cuda_idx, torch_threads) keys, as make_affinity(..., async_sample=True) builds it, "
+            f"or None; got {affinity!r}."
+        )
+    optimizer = affinity["optimizer"]
+    if isinstance(optimizer, Mapping):
+        optimizer = [optimizer]
+    if len(optimizer) != 1:
+        raise ValueError(
+            f"affinity['optimizer'] lists {len(optimizer)} optimisers; rlrun's asynchronous runners train in one "
+            "process (one GPU at most). Lay out the run with gpu_per_run=1."
+        )
+    sampler = affinity["sampler"]
+    if isinstance(sampler, Sequence):
+        if len(sampler) != 1:
+            raise ValueError(
+                f"affinity['sampler'] lists {len(sampler)} samplers (one per sampling GPU); rlrun's asynchronous "
+                "samplers use one. Lay out the run with sample_gpu_per_run=1 at most."
+            )
+        sampler = sampler[0]
+    return dict(sampler), dict(optimizer[0])
+
+
+class AsyncRlBase(MinibatchRlBase):
+    """The asynchronous loop, start-up and shutdown; the subclasses choose what a log row reports.
+
+    ``sampler`` is an asynchronous sampler (:mod:`rlrun.samplers.async_`), ``algo`` one with
+    ``async_initialize`` (DQN, CategoricalDQN). ``affinity``: ``make_affinity(..., async_sample=True)``'s
+    dict or None (no pinning, one torch thread for the optimiser, the sampler's default workers).
+    ``process_timeout`` (seconds, None for none) is the longest the optimiser waits for the sampler to
+    make progress (a batch reported or copied) before it reports the run stuck, with the stacks of the
+    sampler process and the copier; a process that fails or dies is reported within a second.
+    """
+
+    # The asynchronous parts have more to them than the synchronous contracts (async_initialize, ...).
+    algo: Any
+    agent: Any
+    sampler: Any
+
+    def __init__(
+        self,
+        algo: Any,
+        agent: Any,
+        sampler: Any,
+        n_steps: int | float,
+        affinity: Mapping[str, Any] | None = None,
+        seed: int | None = None,
+        log_interval_steps: int | float = 1e5,
+        max_sampler_lead_itrs: int | None = 4,
+        process_timeout: float | None = DEFAULT_PROCESS_TIMEOUT_S,
+        **kwargs: Any,
+    ) -> None:
+        if not hasattr(sampler, "async_initialize"):
+            raise TypeError(
+                f"{type(self).__name__} needs an asynchronous sampler (AsyncSerialSampler, AsyncCpuSampler, "
+                f"AsyncGpuSampler or AsyncAlternatingSampler from rlrun.samplers.async_), got {type(sampler).__name__}."
+            )
+        if kwargs.get("checkpoint") or kwargs.get("resume"):
+            raise ValueError(
+                f"{type(self).__name__} does not write or resume checkpoints yet (its replay keeps changing under the "
+                "copier process); leave checkpoint and resume out, or train with MinibatchRl."
+            )
+        if max_sampler_lead_itrs is not None and int(max_sampler_lead_itrs) < 1:
+            raise ValueError(f"max_sampler_lead_itrs must be at least 1 or None, got {max_sampler_lead_itrs!r}.")
+        if process_timeout is not None and not float(process_timeout) > 0:
+            raise ValueError(f"process_timeout must be a positive number of seconds or None, got {process_timeout!r}.")
+        self.sampler_affinity, self.optimizer_affinity = split_async_affinity(affinity)
+        # kwargs: AsyncRl's log_traj_window. Checkpoints are not offered: the replay keeps changing under the copier.
+        super().__init__(
+            algo, agent, sampler, n_steps, seed=seed, affinity=None, log_interval_steps=log_interval_steps, **kwargs
+        )
+        self.max_sampler_lead_itrs = None if max_sampler_lead_itrs is None else int(max_sampler_lead_itrs)
+        self.process_timeout = None if process_timeout is None else float(process_timeout)
+        self.processes: AsyncProcesses | None = None
+        self.ctrl: AsyncControl | None = None
+        self._reports: Connection | None = None
+        self._sampler_done = False
+        self._sampler_itrs = 0  # batches the sampler reported
+        self._last_progress = time.monotonic()
+        self.throttle_itr = 0.0
+        self.delta_throttle_itr = 0.0
+
+    # ---- the loop ----
+
+    def train(self) -> dict[str, Any]:
+        """Start the sampler and copier processes, optimise until the sampler has run ``n_steps`` and the
+        optimiser has caught up with its throttle, shut everything down; return the last logged row.
+
+        Any error here or in another process stops every process before it propagates."""
+        try:
+            self.startup()
+            opt_itr = 0
+            while True:
+                self._take_reports(timeout=0.0)
+                ctrl = self._ctrl()
+                copied = ctrl.copied_itrs
+                if copied >= self.throttle_itr and copied > 0:
+                    logger.set_iteration(copied - 1)
+                    self.agent.train_mode(opt_itr)
+                    opt_info = self.algo.optimize_agent(opt_itr, sampler_itr=copied - 1)
+                    self.agent.send_shared_memory()
+                    self.throttle_itr += self.delta_throttle_itr
+                    ctrl.throttle[0] = self.throttle_itr
+                    self.store_opt_info(opt_info)
+                    opt_itr += 1
+                elif self._sampler_done and copied >= self.n_itr:
+                    break
+                else:
+                    self._wait_for_progress()
+            self._take_reports(timeout=0.0)
+            self.on_training_end()
+        except BaseException:
+            self._shutdown_after_error()
+            raise
+        logger.log("Training complete.")
+        self.shutdown()
+        return dict(self._last_diagnostics)
+
+    def _wait_for_progress(self) -> None:
+        before = (self._sampler_itrs, self._ctrl().copied_itrs)
+        self._take_reports(timeout=WAIT_S)
+        if (self._sampler_itrs, self._ctrl().copied_itrs) != before:
+            self._last_progress = time.monotonic()
+        elif self.process_timeout is not None and time.monotonic() - self._last_progress > self.process_timeout:
+            assert self.processes is not None
+            raise AsyncProcessError(
+                "sampler process",
+                f"made no progress for process_timeout={self.process_timeout:g} s (no batch sampled or copied) "
+                f"while the optimiser waited for batch {math.ceil(self.throttle_itr)}. Their stacks:\n"
+                f"{self.processes.stacks()}\nIf its envs or evaluations are this slow, raise process_timeout.",
+            )
+
+    def _take_reports(self, timeout: float) -> None:
+        """Read what the sampler reported (waiting up to ``timeout`` for the first message) and look at
+        every process; log rows that are due."""
+        assert self.processes is not None and self._reports is not None
+        self.processes.check()
+        conn = self._reports
+        try:
+            ready = conn.poll(timeout)
+            while ready:
+                self._on_report(conn.recv())
+                ready = conn.poll(0)
+        except (EOFError, OSError):
+            self.processes.check()  # it died mid-message: its exit code says how
+            if not self._sampler_done:
+                raise AsyncProcessError("sampler process", "closed its report pipe before its last batch.") from None
+        self.processes.check()
+
+    def _on_report(self, message: tuple) -> None:
+        kind = message[0]
+        self._last_progress = time.monotonic()
+        if kind == "batch":
+            itr, traj_infos = message[1], message[2]
+            self._sampler_itrs = itr + 1
+            self.on_batch(itr, traj_infos)
+        elif kind == "eval":
+            self.on_evaluation(message[1], message[2], message[3])
+        elif kind == "done":
+            self._sampler_done = True
+
+    # What a row reports (subclasses).
+
+    def on_batch(self, itr: int, traj_infos: list) -> None:
+        """The sampler finished batch ``itr`` with these completed trajectories."""
+
+    def on_evaluation(self, itr: int, traj_infos: list, eval_time: float) -> None:
+        """The sampler evaluated the agent after batch ``itr`` (before any batch at ``itr=0``)."""
+
+    def on_training_end(self) -> None:
+        """The sampler is done and the optimiser caught up with it."""
+
+    def store_opt_info(self, opt_info: Any) -> None:
+        for key, values in self._opt_infos.items():
+            new = getattr(opt_info, key, [])
+            values.extend(new if isinstance(new, (list, tuple)) else [new])
+
+    def _row(self, itr: int) -> None:
+        """Set the counters a row reads to ``itr + 1`` sampler batches done."""
+        self._itrs_done = itr + 1
+
+    # ---- startup and shutdown ----
+
+    def startup(self) -> int:
+        """Build the double buffer and the shared replay, start the sampler and copier processes, wait for the
+        sampler to be ready, then prepare the optimiser (its affinity, a private model, the optimiser)."""
+        if self.seed is None:
+            self.seed = make_seed()
+        set_seed(self.seed)
+        logger.log(f"Runner seed: {self.seed} (sampler gets {self.seed + 1}).")
+        sampler, algo, agent = self.sampler, self.algo, self.agent
+        ctx = torch_mp.get_context(resolve_start_method(getattr(sampler, "start_method", None)))
+        with lock_context(ctx):  # the agent's and the replay's locks: primitives of the start method in use
+            double_buffer, examples = sampler.async_initialize(
+                agent=agent,
+                bootstrap_value=algo.bootstrap_value,
+                traj_info_kwargs=self.get_traj_info_kwargs(),
+                seed=self.seed + 1,
+            )
+            self.itr_batch_size = sampler.batch_spec.size
+            n_itr = self.get_n_itr()
+            replay = algo.async_initialize(
+                agent=agent,
+                sampler_n_itr=n_itr,
+                batch_spec=sampler.batch_spec,
+                mid_batch_reset=sampler.mid_batch_reset,
+                examples=examples,
+                world_size=1,
+            )
+        self.min_itr_learn = algo.min_itr_learn
+        self.ctrl = ctrl = AsyncControl.build(ctx)
+        self.processes = processes = AsyncProcesses(ctx)
+        reports_r, reports_w = Pipe(duplex=False)
+        self._reports = reports_r
+        schedule = SamplerSchedule(
+            n_itr=n_itr,
+            eval_itrs=self.log_interval_itrs if self._eval else None,
+            lead_itrs=self.max_sampler_lead_itrs,
+        )
+        self.throttle_itr = 1 + algo.min_steps_learn // self.itr_batch_size
+        self.delta_throttle_itr = (
+            algo.batch_size * algo.updates_per_optimize / (self.itr_batch_size * algo.replay_ratio)
+        )
+        ctrl.throttle[0] = self.throttle_itr
+        try:
+            processes.start(
+                COPIER,
+                run_copier,
+                lambda stacks: (double_buffer, algo.samples_to_buffer, replay, ctrl, stacks, processes.errors),
+            )
+            processes.start(
+                SAMPLER,
+                run_async_sampler,
+                lambda stacks: (sampler, self.sampler_affinity, ctrl, schedule, reports_w, stacks, processes.errors),
+            )
+        finally:
+            reports_w.close()  # the sampler process holds the writing end alone
+        self._wait_until_ready()
+        optimizer = self.optimizer_affinity
+        self._restore_master_affinity = apply_master_affinity(
+            dict(
+                master_cpus=optimizer.get("cpus"),
+                master_torch_threads=optimizer.get("torch_threads", 1),
+                set_affinity=optimizer.get("set_affinity", True),
+            )
+        )
+        agent.async_optimizer(optimizer.get("cuda_idx"))
+        algo.optim_initialize(rank=0)
+        self.initialize_logging()
+        logger.log(
+            f"Optimiser: from {self.throttle_itr:.0f} sampler batches on, {algo.updates_per_optimize} update(s) of "
+            f"{algo.batch_size} every {self.delta_throttle_itr:.3g} batches (replay ratio {algo.replay_ratio})."
+        )
+        return n_itr
+
+    def _wait_until_ready(self) -> None:
+        """Until the sampler process built its envs (and workers), bounded by ``process_timeout``."""
+        assert self._reports is not None and self.processes is not None
+        start = time.monotonic()
+        while not self._reports.poll(WAIT_S):
+            self.processes.check()
+            if self.process_timeout is not None and time.monotonic() - start > self.process_timeout:
+                raise AsyncProcessError(
+                    "sampler process",
+                    f"did not finish its start-up within process_timeout={self.process_timeout:g} s; it is at:\n"
+                    f"{self.processes.stacks()}",
+                )
+        try:
+            message = self._reports.recv()
+        except EOFError:
+            self.processes.check()
+            raise AsyncProcessError("sampler process", "ended during its start-up without a word.") from None
+        if message[0] != "ready":
+            raise AsyncProcessError("sampler process", f"sent {message[0]!r} before 'ready'.")
+        self._last_progress = time.monotonic()
+
+    def _ctrl(self) -> AsyncControl:
+        assert self.ctrl is not None
+        return self.ctrl
+
+    def shutdown(self) -> None:
+        """Stop the sampler process (which stops its workers) and the copier; undo the optimiser's pinning."""
+        try:
+            if self.processes is not None:
+                self.processes.stop(self.ctrl)
+        finally:
+            if self._reports is not None:
+                self._reports.close()
+                self._reports = None
+            self.processes = None
+            self.ctrl = None  # its semaphores go once nothing holds them
+            super().shutdown()
+
+
+class AsyncRl(AsyncRlBase, MinibatchRl):
+    """Asynchronous training that reports the training trajectories (the last ``log_traj_window``), one row
+    every ``log_interval_steps`` sampled steps and one at the end."""
+
+    def on_batch(self, itr: int, traj_infos: list) -> None:
+        self._cum_completed_trajs += len(traj_infos)
+        self._new_completed_trajs += len(traj_infos)
+        self._traj_infos.extend(traj_infos)
+        if (itr + 1) % self.log_interval_itrs == 0 and itr < self.n_itr - 1:
+            self._row(itr)
+            self.log_diagnostics(itr)
+
+    def on_training_end(self) -> None:
+        self._row(self.n_itr - 1)
+        self.log_diagnostics(self.n_itr - 1)
+
+
+class AsyncRlEval(AsyncRlBase, MinibatchRlEval):
+    """Asynchronous training that reports evaluation episodes: the sampler process evaluates the agent before
+    the first batch, every ``log_interval_steps`` and after the last batch, and each evaluation is one row."""
+
+    def on_batch(self, itr: int, traj_infos: list) -> None:
+        self._cum_completed_trajs += len(traj_infos)
+
+    def on_evaluation(self, itr: int, traj_infos: list, eval_time: float) -> None:
+        if itr == self.n_itr - 1 and self._sampler_itrs == self.n_itr:
+            self._final_evaluation = (traj_infos, eval_time)  # logged once the optimiser caught up
+            return
+        if itr == 0 and self._sampler_itrs == 0:
+            self._itrs_done = 0  # before the first batch
+        else:
+            self._row(itr)
+        self.log_diagnostics(itr, traj_infos, eval_time)
+
+    def on_training_end(self) -> None:
+        final = getattr(self, "_final_evaluation", None)
+        if final is not None:
+            self._row(self.n_itr - 1)
+            self.log_diagnostics(self.n_itr - 1, *final)
