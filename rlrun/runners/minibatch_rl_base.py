@@ -55,6 +55,9 @@ class MinibatchRlBase(BaseRunner):
     # Put before the runner's own columns (Iteration, CumSteps, ...), as rlpyt did, so plotting
     # scripts written for rlpyt's progress.csv find "Diagnostics/CumSteps".
     diagnostics_prefix: str = "Diagnostics/"
+    # SIGINT/SIGTERM finish the iteration and checkpoint (see train()); a SyncRl rank started by its
+    # master leaves that to the master.
+    handles_stop_signals: bool = True
 
     def __init__(
         self,
@@ -119,7 +122,7 @@ class MinibatchRlBase(BaseRunner):
         are on) and raises :class:`~rlrun.runners.interrupt.TrainingInterrupted`; a second one abandons
         the iteration at once.
         """
-        with StopSignals() as stop:
+        with StopSignals(enabled=self.handles_stop_signals) as stop:
             try:
                 n_itr = self.startup()
                 self._stop_if_requested(stop, self._start_itr - 1 if self._start_itr else None)
