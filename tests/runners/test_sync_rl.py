@@ -1,0 +1,283 @@
+"""SyncRl: ranks keep bit-identical parameters, average their gradients, start by fork, spawn or
+torchrun, resume from rank 0's checkpoint, and every failure of a rank or of a rank's sampler worker
+becomes one clear error in rank 0 within seconds, with nothing left behind."""
+
+from __future__ import annotations
+
+import csv
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "samplers" / "parallel"))
+
+from parallel_helpers import LeakCheck  # noqa: E402
+from sync_rl_helpers import (  # noqa: E402
+    FAILURE_TEXT,
+    RankFaultyCartPole,
+    a2c_runner,
+    affinities,
+    cpu_affinities,
+    cpu_sampler,
+    params_digest,
+    serial_sampler,
+)
+
+from rlrun.agents.pg.categorical import CategoricalPgAgent  # noqa: E402
+from rlrun.algos.pg.a2c import A2C  # noqa: E402
+from rlrun.runners.minibatch_rl import MinibatchRl  # noqa: E402
+from rlrun.runners.sync_rl import RankProcessError, SyncRl, SyncRlEval  # noqa: E402
+from rlrun.utils.logging import logger  # noqa: E402
+from rlrun.utils.logging.context import logger_context  # noqa: E402
+
+pytestmark = pytest.mark.timeout(90)
+ROOT = HERE.parent.parent
+
+
+@pytest.fixture
+def leak_check():
+    check = LeakCheck()
+    yield check
+    check.assert_clean()
+
+
+@pytest.fixture(autouse=True)
+def quiet_logger():
+    logger.disable()
+    yield
+    logger.enable()
+
+
+# ---- identical parameters, averaged gradients ----
+
+
+def test_two_gloo_ranks_keep_parameters_bit_identical_after_every_update(leak_check):
+    runner = a2c_runner(n_itr=6)
+    runner.train()
+    assert len(runner.param_digests) == 6
+    assert len(set(runner.param_digests)) == 6, "the parameters must change at every update"
+    for itr, (obs0, obs1) in enumerate(runner.obs_digests):
+        assert obs0 != obs1, f"itr {itr}: both ranks sampled the same observations"
+    leak_check.assert_clean()
+
+
+def test_two_ranks_of_b2_train_like_one_process_of_b4():
+    """Env seeds and action streams follow global env ranks, and DDP averages the per-rank mean losses,
+    so two ranks of 2 envs take the same steps as one process with 4 envs (to float rounding)."""
+    sync = a2c_runner(sampler=serial_sampler(B=2), n_itr=4)
+    sync.train()
+    single = MinibatchRl(
+        A2C(learning_rate=3e-3),
+        CategoricalPgAgent(),
+        serial_sampler(B=4),
+        n_steps=4 * 8 * 4,
+        seed=3,
+        affinity=dict(master_torch_threads=1),
+    )
+    single.train()
+    for (name, a), b in zip(sync.agent.state_dict().items(), single.agent.state_dict().values()):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6, msg=f"{name} differs")
+
+
+def test_a_cpu_sampler_in_each_rank_keeps_parameters_identical(leak_check):
+    runner = a2c_runner(sampler=cpu_sampler(B=4), n_itr=4, affinity=cpu_affinities())
+    runner.train()
+    assert len(set(runner.param_digests)) == 4
+    leak_check.assert_clean()
+
+
+def test_spawned_ranks_train_with_identical_parameters(leak_check):
+    runner = a2c_runner(n_itr=3, start_method="spawn")
+    runner.train()
+    assert len(set(runner.param_digests)) == 3
+    leak_check.assert_clean()
+
+
+@pytest.mark.learning
+def test_two_ranks_learn_cartpole():
+    """A2C, 2 ranks of 8 envs: the training return passes 100 within 60k steps (random: about 22)."""
+    sampler = serial_sampler(T=5, B=8)
+    runner = SyncRl(
+        A2C(learning_rate=7e-4 * 4),
+        CategoricalPgAgent(),
+        sampler,
+        n_steps=60_000,
+        seed=0,
+        affinity=affinities(2),
+        log_interval_steps=10_000,
+    )
+    row = runner.train()
+    assert row["ReturnAverage"] > 100, row["ReturnAverage"]
+
+
+# ---- the affinity list and the runner's settings ----
+
+
+def test_world_size_is_the_length_of_the_affinity_list_and_steps_are_global():
+    runner = a2c_runner(RunnerCls=SyncRl, n_itr=2, affinity=affinities(2), log_interval_steps=16)
+    row = runner.train()
+    assert runner.world_size == 2 and runner.n_itr == 2
+    assert row["Diagnostics/CumSteps"] == 2 * 2 * 8 * 2  # iterations x ranks x T x B
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        (dict(affinity=[1, 2]), TypeError, "one affinity dict per rank"),
+        (dict(affinity=affinities(2), start_method="thread"), ValueError, "start_method"),
+        (dict(affinity=affinities(2), collective_timeout=0), ValueError, "collective_timeout"),
+        (dict(affinity=affinities(2), backend="mpi"), ValueError, "gloo"),
+        (dict(affinity=affinities(2), backend="nccl"), ValueError, "cuda_idx"),
+        (dict(affinity=[dict(cuda_idx=0), dict()]), ValueError, "some ranks"),
+    ],
+)
+def test_bad_settings_are_refused_at_construction(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        SyncRl(A2C(), CategoricalPgAgent(), serial_sampler(), n_steps=100, **kwargs)
+
+
+def test_sync_rl_eval_evaluates_on_rank_0_and_logs_once_per_interval(tmp_path):
+    sampler = serial_sampler(eval_n_envs=2, eval_max_steps=400)
+    runner = a2c_runner(sampler=sampler, RunnerCls=SyncRlEval, n_itr=4, log_interval_steps=64)
+    logger.enable()
+    with logger_context(str(tmp_path), 0, "sync_eval", override_prefix=True) as run_dir:
+        runner.train()
+    rows = list(csv.DictReader(open(Path(run_dir) / "progress.csv")))
+    assert [int(r["Diagnostics/Iteration"]) for r in rows] == [0, 1, 3]  # before training, then every 2 itrs
+    assert all(int(r["Diagnostics/TrajsInEval"]) >= 2 for r in rows)
+
+
+# ---- failures ----
+
+
+def _raises_within(seconds, match, runner):
+    start = time.monotonic()
+    with pytest.raises(RankProcessError, match=match) as info:
+        runner.train()
+    elapsed = time.monotonic() - start
+    assert elapsed < seconds, f"took {elapsed:.1f} s"
+    return info.value
+
+
+def _faulty(fail_in, rank=1, B=2, seed=3, **kwargs):
+    fail_seed = seed + 1 + rank * B  # the rank's first env
+    return dict(EnvCls=RankFaultyCartPole, env_kwargs=dict(fail_in=fail_in, fail_seed=fail_seed, **kwargs), B=B)
+
+
+def test_a_rank_raising_becomes_one_error_in_rank_0_with_its_traceback(leak_check):
+    runner = a2c_runner(sampler=serial_sampler(**_faulty("step")), n_itr=100)
+    error = _raises_within(20, "SyncRl rank 1 raised", runner)
+    assert error.rank == 1 and FAILURE_TEXT in str(error) and "Traceback" in str(error)
+    leak_check.assert_clean()
+
+
+def test_a_rank_killed_by_sigkill_is_reported_within_seconds(leak_check):
+    runner = a2c_runner(sampler=serial_sampler(**_faulty("kill")), n_itr=100)
+    error = _raises_within(20, "SyncRl rank 1 died with signal SIGKILL", runner)
+    assert error.rank == 1
+    leak_check.assert_clean()
+
+
+def test_a_stuck_rank_becomes_an_error_with_its_stack_after_the_collective_timeout(leak_check):
+    runner = a2c_runner(sampler=serial_sampler(**_faulty("hang")), n_itr=100, collective_timeout=10)
+    error = _raises_within(40, "SyncRl rank 1 did not reach a collective within collective_timeout=10 s", runner)
+    assert "hang_forever" in str(error)  # its stack
+    leak_check.assert_clean()
+
+
+def test_a_killed_sampler_worker_of_rank_1_is_reported_by_rank_0(leak_check):
+    sampler = cpu_sampler(EnvCls=RankFaultyCartPole, env_kwargs=_faulty("kill", B=4)["env_kwargs"], B=4)
+    runner = a2c_runner(sampler=sampler, n_itr=100, affinity=cpu_affinities())
+    error = _raises_within(25, "SyncRl rank 1 raised", runner)
+    assert "Sampler worker 0 (env ranks [4, 5])" in str(error) and "SIGKILL" in str(error)
+    leak_check.assert_clean()
+
+
+def test_rank_0_raising_stops_the_other_ranks(leak_check):
+    runner = a2c_runner(sampler=serial_sampler(**_faulty("step", rank=0)), n_itr=100)
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match=FAILURE_TEXT):
+        runner.train()
+    assert time.monotonic() - start < 20
+    leak_check.assert_clean()
+
+
+# ---- checkpoints ----
+
+
+def test_a_two_rank_run_resumes_from_rank_0s_checkpoint(tmp_path):
+    logger.enable()
+    with logger_context(str(tmp_path), 0, "sync", override_prefix=True) as run_dir:
+        first = a2c_runner(n_itr=3, checkpoint=True, log_interval_steps=32)
+        first.train()
+        done = params_digest(first.agent)
+    with logger_context(str(tmp_path), 0, "sync", override_prefix=True, resume=True):
+        second = a2c_runner(n_itr=6, resume=True, log_interval_steps=32)
+        second.train()
+    assert second.resumed_from is not None and second.resumed_from.itr == 2
+    # CheckedSyncRl compared both ranks after each resumed iteration: rank 1 loaded the weights and
+    # the optimiser state too, or the first update after the resume would have split them.
+    assert len(second.param_digests) == 3 and done not in second.param_digests
+    rows = list(csv.DictReader(open(Path(run_dir) / "progress.csv")))
+    assert [int(r["Diagnostics/Iteration"]) for r in rows] == [0, 1, 2, 3, 4, 5]  # a row per itr, none twice
+
+
+# ---- torchrun ----
+
+TORCHRUN_SCRIPT = """
+import json, os, sys
+sys.path.insert(0, {helpers!r})
+from sync_rl_helpers import CheckedSyncRl, a2c_runner, params_digest
+from rlrun.utils.logging.context import logger_context
+
+if __name__ == "__main__":
+    runner = a2c_runner(n_itr=4, affinity=dict(master_torch_threads=1, set_affinity=False))
+    with logger_context({log_dir!r}, 0, "torchrun", override_prefix=True):
+        runner.train()
+    out = dict(rank=runner.rank, world_size=runner.world_size, digests=runner.param_digests)
+    with open(os.path.join({out_dir!r}, f"rank_{{runner.rank}}.json"), "w") as f:
+        json.dump(out, f)
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_torchrun_starts_two_ranks_of_a_sync_rl_script(tmp_path):
+    script = tmp_path / "train.py"
+    log_dir = tmp_path / "logs"
+    script.write_text(TORCHRUN_SCRIPT.format(helpers=str(HERE), log_dir=str(log_dir), out_dir=str(tmp_path)))
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        "2",
+        "--master_addr",
+        "127.0.0.1",
+        "--master_port",
+        str(_free_port()),
+        str(script),
+    ]
+    result = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=80, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    import json
+
+    outs = [json.loads((tmp_path / f"rank_{r}.json").read_text()) for r in (0, 1)]
+    assert [o["world_size"] for o in outs] == [2, 2]
+    assert outs[0]["digests"] == outs[1]["digests"] and len(outs[0]["digests"]) == 4
+    # Rank 0 alone made the run folder and logged.
+    assert [p.name for p in log_dir.iterdir()] == ["run_0"]
+    assert (log_dir / "run_0" / "progress.csv").stat().st_size > 0
