@@ -217,19 +217,20 @@ class RankProcesses:
                 return RankProcessError(rank, f"did not finish within {timeout:g} s after rank 0 finished training.")
         return self.failure()
 
-    def stop(self) -> None:
-        """End every rank process still running (SIGTERM, then SIGKILL, with deadlines); safe more than once."""
+    def stop(self, wait_s: float = 5.0) -> None:
+        """End every rank process still running; safe more than once.
+
+        SIGKILL at once: a rank ignores SIGINT and SIGTERM (rank 0 decides when to stop), holds nothing
+        that outlives it, and its sampler workers die with it.
+        """
         if self._stopped:
             return
         self._stopped = True
-        for stop, wait_s in (("terminate", 3.0), ("kill", 3.0)):
-            left = [p for p in self.processes.values() if p.exitcode is None]
-            if not left:
-                break
-            for p in left:
-                getattr(p, stop)()
-            deadline = time.monotonic() + wait_s
-            for p in left:
-                p.join(max(0.0, deadline - time.monotonic()))
+        left = [p for p in self.processes.values() if p.exitcode is None]
+        for p in left:
+            p.kill()
+        deadline = time.monotonic() + wait_s
+        for p in left:
+            p.join(max(0.0, deadline - time.monotonic()))
         for conn in [*self._reports.values(), *self._stacks.values()]:
             conn.close()

@@ -300,7 +300,10 @@ def _run_rank(runner: SyncRlMixin, rank: int, end: RankEnd) -> None:
     """A forked rank's process: train as ``rank`` silently; on failure leave the traceback for rank 0."""
     die_with_parent()
     end.enable_stack_dumps()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches every process; rank 0 decides
+    # Ctrl-C, and a SIGTERM sent to the whole process group (timeout, a batch system), reach every
+    # process; rank 0 decides: it finishes the iteration (which needs this rank), then stops the ranks.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     end.hello()
     code = 0
     try:
