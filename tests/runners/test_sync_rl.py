@@ -102,14 +102,17 @@ def test_spawned_ranks_train_with_identical_parameters(leak_check):
 
 
 @pytest.mark.learning
+@pytest.mark.timeout(600)  # about 20 s on an idle 2-core machine; minutes under heavy load
 def test_two_ranks_learn_cartpole():
-    """A2C, 2 ranks of 8 envs: the training return passes 100 within 60k steps (random: about 22)."""
-    sampler = serial_sampler(T=5, B=8)
+    """A2C with CartPole's tuned settings (rlrun.experiments.configs.cartpole), its global batch of 16 x 8
+    split over 2 ranks of 4 envs: the training return passes 100 within 40k steps (random play: about 22)."""
+    from rlrun.experiments.configs.cartpole import CONFIGS
+
     runner = SyncRl(
-        A2C(learning_rate=7e-4 * 4),
+        A2C(**CONFIGS["a2c"]["algo"]),
         CategoricalPgAgent(),
-        sampler,
-        n_steps=60_000,
+        serial_sampler(T=16, B=4),
+        n_steps=40_000,
         seed=0,
         affinity=affinities(2),
         log_interval_steps=10_000,
@@ -281,3 +284,134 @@ def test_torchrun_starts_two_ranks_of_a_sync_rl_script(tmp_path):
     # Rank 0 alone made the run folder and logged.
     assert [p.name for p in log_dir.iterdir()] == ["run_0"]
     assert (log_dir / "run_0" / "progress.csv").stat().st_size > 0
+
+
+def test_torchrun_reports_a_failing_rank_and_stops_the_other(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(TORCHRUN_FAILING_SCRIPT.format(helpers=str(HERE), log_dir=str(tmp_path / "logs")))
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        "2",
+        "--master_addr",
+        "127.0.0.1",
+        "--master_port",
+        str(_free_port()),
+        str(script),
+    ]
+    start = time.monotonic()
+    result = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=80, cwd=tmp_path)
+    assert result.returncode != 0
+    assert FAILURE_TEXT in result.stdout + result.stderr
+    assert time.monotonic() - start < 70
+
+
+TORCHRUN_FAILING_SCRIPT = """
+import sys
+sys.path.insert(0, {helpers!r})
+from sync_rl_helpers import RankFaultyCartPole, a2c_runner, serial_sampler
+
+if __name__ == "__main__":
+    sampler = serial_sampler(EnvCls=RankFaultyCartPole, env_kwargs=dict(fail_in="step", fail_seed=3 + 1 + 2))
+    runner = a2c_runner(sampler=sampler, n_itr=1000, affinity=dict(master_torch_threads=1, set_affinity=False))
+    runner.train()
+"""
+
+
+# ---- stopping by signal ----
+
+SIGNAL_SCRIPT = """
+import sys
+sys.path.insert(0, {helpers!r})
+from sync_rl_helpers import a2c_runner, serial_sampler
+from rlrun.utils.logging.context import logger_context
+
+if __name__ == "__main__":
+    runner = a2c_runner(sampler=serial_sampler(env_kwargs=dict(id="CartPole-v1")), n_itr=100_000, checkpoint=True,
+                        log_interval_steps=32)
+    with logger_context({log_dir!r}, 0, "signal", override_prefix=True):
+        runner.train()
+"""
+
+
+def test_sigterm_to_the_process_group_checkpoints_and_exits_143_with_nothing_left(tmp_path):
+    """A terminal, ``timeout`` or a batch system signals every process of the group: the forked rank
+    ignores it, rank 0 finishes the iteration (with rank 1's help), checkpoints and exits 143."""
+    script = tmp_path / "train.py"
+    log_dir = tmp_path / "logs"
+    script.write_text(SIGNAL_SCRIPT.format(helpers=str(HERE), log_dir=str(log_dir)))
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    proc = subprocess.Popen(
+        [sys.executable, str(script)],
+        env=env,
+        cwd=tmp_path,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        progress = log_dir / "run_0" / "progress.csv"
+        deadline = time.monotonic() + 60
+        while not (progress.exists() and progress.read_text().count("\n") >= 3):
+            assert proc.poll() is None, proc.communicate()[0][-3000:]
+            assert time.monotonic() < deadline, "no log rows within 60 s"
+            time.sleep(0.2)
+        os.killpg(proc.pid, 15)
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, 9)
+    assert proc.returncode == 143, out[-3000:]
+    assert "Training interrupted by SIGTERM" in out
+    assert list((log_dir / "run_0" / "checkpoints").glob("itr_*.ckpt"))
+    time.sleep(0.5)
+    with pytest.raises(ProcessLookupError):  # no process of the group is left
+        os.killpg(proc.pid, 0)
+
+
+# ---- the GPU script's CPU path ----
+
+
+@pytest.mark.timeout(240)
+def test_the_nccl_scripts_cpu_path_trains_two_gloo_ranks_with_identical_parameters(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    cmd = [
+        sys.executable,
+        str(ROOT / "examples" / "sync_rl_nccl.py"),
+        "--cpu",
+        "--n_ranks",
+        "2",
+        "--n_steps",
+        "1024",
+        "--batch_B",
+        "2",
+    ]
+    result = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=220, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "ranks: 2, backend: gloo" in result.stdout
+    assert "parameters identical across ranks: True" in result.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_example_7_runs_two_cpu_ranks_on_pong(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    cmd = [
+        sys.executable,
+        str(ROOT / "examples" / "example_7.py"),
+        "--cpu_ranks",
+        "2",
+        "--n_steps",
+        "320",
+        "--log_interval_steps",
+        "160",
+        "--max_decorrelation_steps",
+        "0",
+    ]
+    result = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=280, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "Training complete" in result.stdout
