@@ -3,5 +3,15 @@
 from rlrun.runners.checkpoint import CheckpointPolicy
 from rlrun.runners.interrupt import TrainingInterrupted
 from rlrun.runners.minibatch_rl import MinibatchRl, MinibatchRlBase, MinibatchRlEval
+from rlrun.runners.sync_rl import RankProcessError, SyncRl, SyncRlEval
 
-__all__ = ["CheckpointPolicy", "MinibatchRl", "MinibatchRlBase", "MinibatchRlEval", "TrainingInterrupted"]
+__all__ = [
+    "CheckpointPolicy",
+    "MinibatchRl",
+    "MinibatchRlBase",
+    "MinibatchRlEval",
+    "RankProcessError",
+    "SyncRl",
+    "SyncRlEval",
+    "TrainingInterrupted",
+]
