@@ -60,10 +60,18 @@ class RankFaultyCartPole(GymEnvWrapper):
 
 
 def params_digest(agent) -> str:
+    """SHA-256 of every tensor of the agent's state dict (nested dicts too: DQN's model and target)."""
     h = hashlib.sha256()
-    for name, tensor in agent.state_dict().items():
-        h.update(name.encode())
-        h.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+
+    def add(state, prefix=""):
+        for name, value in state.items():
+            if isinstance(value, dict):
+                add(value, f"{prefix}{name}.")
+            else:
+                h.update(f"{prefix}{name}".encode())
+                h.update(value.detach().cpu().contiguous().numpy().tobytes())
+
+    add(agent.state_dict())
     return h.hexdigest()
 
 

@@ -22,6 +22,7 @@ sys.path.insert(0, str(HERE.parent / "samplers" / "parallel"))
 from parallel_helpers import LeakCheck  # noqa: E402
 from sync_rl_helpers import (  # noqa: E402
     FAILURE_TEXT,
+    CheckedSyncRl,
     RankFaultyCartPole,
     a2c_runner,
     affinities,
@@ -31,8 +32,11 @@ from sync_rl_helpers import (  # noqa: E402
     serial_sampler,
 )
 
+from rlrun.agents.dqn.dqn_agent import DqnAgent  # noqa: E402
 from rlrun.agents.pg.categorical import CategoricalPgAgent  # noqa: E402
+from rlrun.algos.dqn.dqn import DQN  # noqa: E402
 from rlrun.algos.pg.a2c import A2C  # noqa: E402
+from rlrun.algos.pg.ppo import PPO  # noqa: E402
 from rlrun.runners.minibatch_rl import MinibatchRl  # noqa: E402
 from rlrun.runners.sync_rl import RankProcessError, SyncRl, SyncRlEval  # noqa: E402
 from rlrun.utils.logging import logger  # noqa: E402
@@ -85,6 +89,21 @@ def test_two_ranks_of_b2_train_like_one_process_of_b4():
     single.train()
     for (name, a), b in zip(sync.agent.state_dict().items(), single.agent.state_dict().values()):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6, msg=f"{name} differs")
+
+
+@pytest.mark.parametrize("algo_name", ["ppo", "dqn"])
+def test_ppo_and_dqn_keep_parameters_bit_identical(algo_name):
+    """PPO: epochs of minibatches shuffled differently on each rank; DQN: replay, target network,
+    several updates per iteration after a warm-up without updates."""
+    if algo_name == "ppo":
+        algo, agent = PPO(epochs=2, minibatches=2, learning_rate=1e-3), CategoricalPgAgent()
+    else:
+        algo = DQN(batch_size=32, min_steps_learn=32, replay_size=1000, replay_ratio=16, target_update_interval=2)
+        agent = DqnAgent()
+    runner = CheckedSyncRl(algo, agent, serial_sampler(), n_steps=8 * 2 * 2 * 6, seed=0, affinity=affinities(2))
+    runner.train()
+    assert len(runner.param_digests) == 6 and len(set(runner.param_digests)) >= 4
+    assert algo.update_counter > 0
 
 
 def test_a_cpu_sampler_in_each_rank_keeps_parameters_identical(leak_check):
