@@ -66,9 +66,15 @@ def launch_env(environ: Mapping[str, str] | None = None) -> LaunchEnv:
     return LaunchEnv(rank, world_size, local_rank, local_world_size)
 
 
-def choose_backend(affinities: Sequence[Mapping[str, Any]], backend: str | None) -> str:
-    """``backend`` if given, else NCCL when the ranks train on CUDA devices (``cuda_idx``), else gloo."""
-    on_gpu = [a.get("cuda_idx") is not None for a in affinities]
+def choose_backend(
+    affinities: Sequence[Mapping[str, Any]], backend: str | None, gpu_per_local_rank: bool = False
+) -> str:
+    """``backend`` if given, else NCCL when the ranks train on CUDA devices (``cuda_idx``), else gloo.
+
+    ``gpu_per_local_rank``: under torchrun with one dict for all ranks, NCCL may leave ``cuda_idx`` out;
+    each rank then takes the GPU of its ``LOCAL_RANK``.
+    """
+    on_gpu = [a.get("cuda_idx") is not None or (gpu_per_local_rank and backend == "nccl") for a in affinities]
     if backend is None:
         if any(on_gpu) and not all(on_gpu):
             raise ValueError(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 import signal
 import sys
 import traceback
@@ -100,12 +101,14 @@ class SyncRlMixin(MinibatchRlBase):
                 f"{name}: collective_timeout must be a positive number of seconds, got {collective_timeout!r}."
             )
         self.affinities = affinities
-        self.backend = choose_backend(affinities, backend)
+        self.mode = "env" if launched_by_torchrun() else "fork"
+        self.backend = choose_backend(
+            affinities, backend, gpu_per_local_rank=self.mode == "env" and len(affinities) == 1
+        )
         if start_method is None:
             start_method = "spawn" if self.backend == "nccl" else "fork"
         self.start_method = start_method
         self.collective_timeout = float(collective_timeout)
-        self.mode = "env" if launched_by_torchrun() else "fork"
         self._ranks: RankProcesses | None = None  # rank 0 of forked ranks: the others
         self._rank_end: RankEnd | None = None  # a forked rank: its line to rank 0
         self._store: Any = None
@@ -146,7 +149,16 @@ class SyncRlMixin(MinibatchRlBase):
         ctx = multiprocessing.get_context(self.start_method)
         self._ranks = ranks = RankProcesses(ctx, self.world_size)
         try:
-            ranks.start(_run_rank, lambda rank, end: (self, rank, end))
+            try:
+                ranks.start(_run_rank, lambda rank, end: (self, rank, end))
+            except (pickle.PicklingError, AttributeError, TypeError) as e:
+                if self.start_method == "fork":
+                    raise
+                raise TypeError(
+                    f"{type(self).__name__} with start_method={self.start_method!r} sends the runner, algorithm, "
+                    f"agent and sampler to each rank by pickling, which failed: {e}. Define env classes and "
+                    "functions at module level (no lambdas or local classes), or use start_method='fork' on CPUs."
+                ) from e
             ranks.wait_started(timeout=max(60.0, self.collective_timeout))
             row = super().train()
             error = ranks.join(FINISH_TIMEOUT_S)

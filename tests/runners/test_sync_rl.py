@@ -434,3 +434,36 @@ def test_example_7_runs_two_cpu_ranks_on_pong(tmp_path):
     result = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=280, cwd=tmp_path)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "Training complete" in result.stdout
+
+
+# ---- settings under torchrun (read from the environment; no processes started) ----
+
+TORCHRUN_ENV = dict(
+    RANK="1", WORLD_SIZE="4", LOCAL_RANK="1", LOCAL_WORLD_SIZE="2", MASTER_ADDR="127.0.0.1", MASTER_PORT="29500"
+)
+
+
+def test_under_torchrun_one_nccl_dict_gives_each_rank_the_gpu_of_its_local_rank(monkeypatch):
+    for key, value in TORCHRUN_ENV.items():
+        monkeypatch.setenv(key, value)
+    runner = SyncRl(A2C(), CategoricalPgAgent(), serial_sampler(), n_steps=100, affinity=dict(), backend="nccl")
+    assert runner.mode == "env" and runner.backend == "nccl"
+    assert runner._affinity_of_local_rank(1, 2)["cuda_idx"] == 1
+
+
+def test_under_torchrun_an_affinity_list_needs_one_dict_per_local_rank(monkeypatch):
+    for key, value in TORCHRUN_ENV.items():
+        monkeypatch.setenv(key, value)
+    runner = SyncRl(A2C(), CategoricalPgAgent(), serial_sampler(), n_steps=100, affinity=affinities(3))
+    with pytest.raises(ValueError, match="LOCAL_WORLD_SIZE"):
+        runner._affinity_of_local_rank(1, 2)
+    assert SyncRl(
+        A2C(), CategoricalPgAgent(), serial_sampler(), n_steps=100, affinity=[dict(a=0), dict(a=1)]
+    )._affinity_of_local_rank(1, 2) == dict(a=1)
+
+
+def test_spawn_with_an_unpicklable_env_says_how_to_fix_it():
+    sampler = serial_sampler(EnvCls=lambda **kw: None)
+    runner = a2c_runner(sampler=sampler, n_itr=2, start_method="spawn")
+    with pytest.raises(TypeError, match="module level"):
+        runner.train()
