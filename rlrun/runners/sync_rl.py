@@ -135,6 +135,14 @@ class SyncRlMixin(MinibatchRlBase):
                 logger.disable()  # rank 0 alone logs
             try:
                 return super().train()
+            except RuntimeError as e:
+                if "timed out" in str(e).lower() or "connection" in str(e).lower():
+                    raise RuntimeError(
+                        f"SyncRl rank {self.rank} of {self.world_size}: a collective with the other ranks failed "
+                        f"({e}). Another rank failed, was killed or is stuck (a collective waits at most "
+                        f"collective_timeout={self.collective_timeout:g} s); the launcher's output names it."
+                    ) from e
+                raise
             finally:
                 self._leave_group()
                 if env.rank != 0:
