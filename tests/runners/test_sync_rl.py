@@ -305,6 +305,7 @@ def test_torchrun_starts_two_ranks_of_a_sync_rl_script(tmp_path):
     assert (log_dir / "run_0" / "progress.csv").stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_torchrun_reports_a_failing_rank_and_stops_the_other(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(TORCHRUN_FAILING_SCRIPT.format(helpers=str(HERE), log_dir=str(tmp_path / "logs")))
