@@ -34,6 +34,8 @@ _EXPORTS = {
     "DQN": "rlrun.algos.dqn.dqn",
     "MinibatchRl": "rlrun.runners.minibatch_rl",
     "MinibatchRlEval": "rlrun.runners.minibatch_rl",
+    "SyncRl": "rlrun.runners.sync_rl",
+    "SyncRlEval": "rlrun.runners.sync_rl",
     "logger_context": "rlrun.utils.logging.context",
 }
 

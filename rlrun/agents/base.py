@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from rlrun.models.utils import strip_ddp_state_dict
+from rlrun.models.utils import strip_ddp_state_dict, unwrap_ddp
 from rlrun.utils.collections import NamedArrayTuple, namedarraytuple
 from rlrun.utils.random_streams import EnvStreams
 from rlrun.utils.shared_memory import np_mp_array
@@ -157,11 +157,45 @@ class BaseAgent:
         _log.info("Agent model on device %s.", device)
 
     def data_parallel(self) -> None:
-        """Wrap the model for multi-process training (SyncRl); not available yet."""
-        raise NotImplementedError(
-            "BaseAgent.data_parallel (DistributedDataParallel for SyncRl) is not implemented in rlrun yet; "
-            "train with one process (MinibatchRl)."
+        """Wrap ``model`` in ``DistributedDataParallel`` for multi-process training (SyncRl).
+
+        Needs an initialized ``torch.distributed`` process group; call it after :meth:`to_device`.
+        Every backward pass through the wrapped model then averages the gradients over all ranks, so
+        identical optimiser steps keep the parameters identical on every rank. Wrapping broadcasts
+        rank 0's parameters and buffers, so all ranks start alike. Buffers are not broadcast again on
+        each forward (``forward_sync_buffers=False``): sampling runs forwards outside any collective,
+        and models that keep statistics (``RunningMeanStdModel``) pool them across ranks themselves.
+        ``state_dict`` and ``load_state_dict`` keep working on the bare model's keys.
+        """
+        import torch.distributed as dist
+
+        if not (dist.is_available() and dist.is_initialized()):
+            raise RuntimeError(
+                f"{type(self).__name__}.data_parallel() needs an initialized torch.distributed process group; "
+                "the SyncRl runners start one. Call torch.distributed.init_process_group first."
+            )
+        if isinstance(self.model, torch.nn.parallel.DistributedDataParallel):
+            return
+        device_ids = [self.device.index] if self.device.type == "cuda" else None
+        self.model = torch.nn.parallel.DistributedDataParallel(
+            self.model,
+            device_ids=device_ids,
+            output_device=device_ids[0] if device_ids else None,
+            forward_sync_buffers=False,
         )
+        _log.info(
+            "Agent model wrapped in DistributedDataParallel (rank %d of %d).", dist.get_rank(), dist.get_world_size()
+        )
+
+    def leave_data_parallel(self) -> None:
+        """Unwrap ``model`` again (SyncRl calls it when training ends, before the process group goes), so
+        the trained agent works on in one process and holds no reference to the finished group."""
+        self.model = self.bare_model
+
+    @property
+    def bare_model(self) -> torch.nn.Module:
+        """``model`` without its ``DistributedDataParallel`` wrapper (the same module when not wrapped)."""
+        return unwrap_ddp(self.model)
 
     # --- calls -----------------------------------------------------------------------------------
 
@@ -275,15 +309,15 @@ class BaseAgent:
 
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to restore the agent's weights, for snapshots."""
-        return self.model.state_dict()
+        return self.bare_model.state_dict()
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
-        self.model.load_state_dict(strip_ddp_state_dict(state_dict))
+        self.bare_model.load_state_dict(strip_ddp_state_dict(state_dict))
 
     def sync_shared_memory(self) -> None:
         """Copy the trained weights into ``shared_model`` for sampler workers (no-op when they are one)."""
-        if self.shared_model is not None and self.shared_model is not self.model:
-            self.shared_model.load_state_dict(strip_ddp_state_dict(self.model.state_dict()))
+        if self.shared_model is not None and self.shared_model is not self.bare_model:
+            self.shared_model.load_state_dict(self.bare_model.state_dict())
 
     # --- asynchronous runs: the optimiser publishes weights, the sampler copies them between batches ---
 

@@ -15,6 +15,7 @@ __all__ = [
     "update_state_dict",
     "polyak_update",
     "strip_ddp_state_dict",
+    "unwrap_ddp",
 ]
 
 
@@ -64,6 +65,13 @@ def frames_to_float(frames: torch.Tensor) -> tuple[int, int, int, torch.Tensor]:
 def scale_grad(tensor: torch.Tensor, scale: float) -> torch.Tensor:
     """``tensor`` unchanged, with its gradient scaled by ``scale`` on the way back (dueling heads)."""
     return ScaleGrad.apply(tensor, scale)
+
+
+def unwrap_ddp(model: torch.nn.Module) -> torch.nn.Module:
+    """The module inside a ``DistributedDataParallel`` wrapper, or ``model`` itself when not wrapped."""
+    if isinstance(model, torch.nn.parallel.DistributedDataParallel):
+        return model.module
+    return model
 
 
 def strip_ddp_state_dict(state_dict: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:

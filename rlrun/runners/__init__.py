@@ -4,6 +4,7 @@ from rlrun.runners.async_rl import AsyncRl, AsyncRlEval
 from rlrun.runners.checkpoint import CheckpointPolicy
 from rlrun.runners.interrupt import TrainingInterrupted
 from rlrun.runners.minibatch_rl import MinibatchRl, MinibatchRlBase, MinibatchRlEval
+from rlrun.runners.sync_rl import RankProcessError, SyncRl, SyncRlEval
 
 __all__ = [
     "AsyncRl",
@@ -12,5 +13,8 @@ __all__ = [
     "MinibatchRl",
     "MinibatchRlBase",
     "MinibatchRlEval",
+    "RankProcessError",
+    "SyncRl",
+    "SyncRlEval",
     "TrainingInterrupted",
 ]

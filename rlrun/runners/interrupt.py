@@ -62,15 +62,17 @@ class StopSignals:
     """A context in which SIGINT and SIGTERM ask for a stop (``requested``) instead of raising at once.
 
     A second signal raises :func:`interrupted_error` from wherever the main thread is. Outside the main
-    thread (where Python cannot handle signals) it does nothing. The previous handlers come back on exit.
+    thread (where Python cannot handle signals), or with ``enabled=False`` (a SyncRl rank other than 0,
+    which its master stops), it does nothing. The previous handlers come back on exit.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, enabled: bool = True) -> None:
         self.requested: int | None = None
+        self.enabled = enabled
         self._previous: dict[int, Any] = {}
 
     def __enter__(self) -> StopSignals:
-        if threading.current_thread() is threading.main_thread():
+        if self.enabled and threading.current_thread() is threading.main_thread():
             for signum in STOP_SIGNALS:
                 self._previous[signum] = signal.signal(signum, self._handle)
         return self

@@ -73,6 +73,9 @@ class MinibatchRlBase(BaseRunner):
     }
     # Seconds of training after which the speed is measured and the run's duration estimated once.
     speed_report_after_s: float = 10.0
+    # SIGINT/SIGTERM finish the iteration and checkpoint (see train()); a SyncRl rank started by its
+    # master leaves that to the master.
+    handles_stop_signals: bool = True
 
     def __init__(
         self,
@@ -141,7 +144,7 @@ class MinibatchRlBase(BaseRunner):
         are on) and raises :class:`~rlrun.runners.interrupt.TrainingInterrupted`; a second one abandons
         the iteration at once.
         """
-        with StopSignals() as stop:
+        with StopSignals(enabled=self.handles_stop_signals) as stop:
             try:
                 n_itr = self.startup()
                 self._stop_if_requested(stop, self._start_itr - 1 if self._start_itr else None)

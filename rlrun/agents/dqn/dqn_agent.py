@@ -189,19 +189,19 @@ class DqnAgent(BaseAgent):
 
     def update_target(self, tau: float = 1) -> None:
         """Copy the model into the target (``tau=1``) or move it by ``tau`` toward the model (Polyak)."""
-        update_state_dict(self.target_model, self.model.state_dict(), tau)
+        update_state_dict(self.target_model, self.bare_model.state_dict(), tau)
 
     # --- parameters ------------------------------------------------------------------------------
 
     def state_dict(self) -> dict[str, Any]:
-        return dict(model=self.model.state_dict(), target=self.target_model.state_dict())
+        return dict(model=self.bare_model.state_dict(), target=self.target_model.state_dict())
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
         """Load ``state_dict()``'s output; a bare model state dict loads into both model and target."""
         if "model" in state_dict and isinstance(state_dict["model"], Mapping):
-            self.model.load_state_dict(strip_ddp_state_dict(state_dict["model"]))
+            self.bare_model.load_state_dict(strip_ddp_state_dict(state_dict["model"]))
             target = state_dict.get("target", state_dict["model"])
             self.target_model.load_state_dict(strip_ddp_state_dict(target))
         else:
-            self.model.load_state_dict(strip_ddp_state_dict(state_dict))
+            self.bare_model.load_state_dict(strip_ddp_state_dict(state_dict))
             self.target_model.load_state_dict(strip_ddp_state_dict(state_dict))

@@ -166,6 +166,15 @@ class QpgAgentBase(BaseAgent):
         for module in self.other_models().values():
             module.to(self.device)
 
+    def data_parallel(self) -> None:
+        """Refused: SyncRl does not train DDPG, TD3 or SAC yet (see docs/sync_rl.md)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} cannot train under SyncRl yet: its critics are separate models that would "
+            "need their own DistributedDataParallel wrappers, and the algorithm runs several forward passes "
+            "through them before one backward pass, which DistributedDataParallel refuses. Train DDPG, TD3 "
+            "and SAC with MinibatchRl (one process, a parallel sampler for more envs)."
+        )
+
     def train_mode(self, itr: int) -> None:
         """Policy and critics train; target networks stay in eval mode (no dropout, no batch-norm
         statistics moved by target passes)."""

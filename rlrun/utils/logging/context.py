@@ -143,6 +143,9 @@ def logger_context(
     TensorBoard event files there. On exit, also by an exception, files are closed and the logger
     state from before the context comes back.
 
+    In a process a launcher started as rank ``RANK > 0`` (``torchrun``: ``RANK`` and ``WORLD_SIZE`` set),
+    the context makes no folder and writes nothing, with the logger disabled: rank 0 logs the run.
+
     ``resume=True`` takes the folder as it is, an earlier run's logs included, to continue that run
     (``MinibatchRl(..., resume=True)``, see docs/checkpoints.md): ``progress.csv`` is appended to (the
     runner cuts the rows after its checkpoint) and ``debug.log`` goes on. A folder that does not exist
@@ -158,6 +161,10 @@ def logger_context(
     """
     if snapshot_mode not in logger.SNAPSHOT_MODES:
         raise ValueError(f"Unknown snapshot_mode {snapshot_mode!r}; use one of {list(logger.SNAPSHOT_MODES)}.")
+    if _launcher_rank() > 0:
+        # A rank other than 0 of a torchrun job: rank 0 logs for the run (see docs/sync_rl.md).
+        yield from _silent_context(log_dir, run_ID, override_prefix)
+        return
     summary_writer_cls = _summary_writer_cls() if use_summary_writer else None
     run_dir = os.path.join(str(log_dir), f"run_{run_ID}")
     data_dir = os.path.join(os.getcwd(), LOG_DIR_NAME)
@@ -223,6 +230,28 @@ def _record_failure(run_dir: str, error: BaseException, remove: bool) -> None:
         f.write(text)
     logger.log(f"The run failed; the error and its traceback are in {os.path.join(run_dir, FAILED_FILE)}:")
     logger.log(text.rstrip(), console=False)  # the console shows the traceback as the error propagates
+
+
+def _launcher_rank() -> int:
+    """This process's ``RANK`` when a launcher such as ``torchrun`` started it, else 0."""
+    try:
+        return int(os.environ["RANK"]) if "WORLD_SIZE" in os.environ else 0
+    except (KeyError, ValueError):
+        return 0
+
+
+def _silent_context(log_dir: str, run_ID: int | str, override_prefix: bool) -> Iterator[str]:
+    """What ranks other than 0 get: no folder, no files, the logger disabled; yields the path rank 0's
+    folder would have without a clash (rank 0's own may differ by a suffix or a timestamp)."""
+    run_dir = os.path.join(str(log_dir), f"run_{run_ID}")
+    if not (override_prefix or os.path.isabs(run_dir)):
+        run_dir = os.path.join(os.getcwd(), LOG_DIR_NAME, run_dir)
+    logger.push_state()
+    logger.disable()
+    try:
+        yield os.path.abspath(run_dir)
+    finally:
+        logger.pop_state()
 
 
 def _summary_writer_cls() -> type:

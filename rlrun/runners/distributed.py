@@ -1,0 +1,127 @@
+"""The torch.distributed side of SyncRl: which launcher started this process, and the process group.
+
+Two launchers:
+
+- forked ranks (``"fork"`` mode): the script runs once; its process is rank 0 and starts ranks
+  1..N-1 itself, N being the length of the affinity list. They meet at a ``TCPStore`` rank 0 opens
+  on 127.0.0.1 (a free port the OS picks), so several runs on one machine never collide.
+- ``torchrun`` (``"env"`` mode): the launcher starts every rank as its own process and sets
+  ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``MASTER_ADDR`` and ``MASTER_PORT``; the group is
+  initialised from those (``init_method="env://"``), on one machine or across machines.
+
+Every collective (gradient averages, the gather of trajectory infos, the rendezvous itself) waits at
+most ``timeout`` seconds, so a rank that is stuck or gone never hangs the others for ever.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+__all__ = ["TORCHRUN_VARS", "launched_by_torchrun", "LaunchEnv", "launch_env", "choose_backend", "init_group"]
+
+TORCHRUN_VARS = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+
+
+def launched_by_torchrun(environ: Mapping[str, str] | None = None) -> bool:
+    """True when a launcher (``torchrun``, or one setting the same variables) started this process."""
+    environ = os.environ if environ is None else environ
+    return all(name in environ for name in TORCHRUN_VARS)
+
+
+@dataclass(frozen=True)
+class LaunchEnv:
+    """This process's place in a launcher-started job: global ``rank`` of ``world_size``, and its
+    ``local_rank`` of ``local_world_size`` on this machine."""
+
+    rank: int
+    world_size: int
+    local_rank: int
+    local_world_size: int
+
+
+def launch_env(environ: Mapping[str, str] | None = None) -> LaunchEnv:
+    """Read the launcher's variables; refuses values that do not make a rank of a world."""
+    environ = os.environ if environ is None else environ
+    try:
+        rank, world_size = int(environ["RANK"]), int(environ["WORLD_SIZE"])
+        local_rank = int(environ.get("LOCAL_RANK", environ["RANK"]))
+        local_world_size = int(environ.get("LOCAL_WORLD_SIZE", environ["WORLD_SIZE"]))
+    except (KeyError, ValueError) as e:
+        raise RuntimeError(
+            f"SyncRl under torchrun needs integer {', '.join(TORCHRUN_VARS)} (and LOCAL_RANK) in the environment: "
+            f"{e}. Start the script with `torchrun --nproc_per_node N script.py`."
+        ) from e
+    if not (0 <= rank < world_size and 0 <= local_rank < local_world_size):
+        raise RuntimeError(
+            f"The launcher set RANK={rank}, WORLD_SIZE={world_size}, LOCAL_RANK={local_rank}, "
+            f"LOCAL_WORLD_SIZE={local_world_size}: a rank must lie in [0, world size)."
+        )
+    return LaunchEnv(rank, world_size, local_rank, local_world_size)
+
+
+def choose_backend(
+    affinities: Sequence[Mapping[str, Any]], backend: str | None, gpu_per_local_rank: bool = False
+) -> str:
+    """``backend`` if given, else NCCL when the ranks train on CUDA devices (``cuda_idx``), else gloo.
+
+    ``gpu_per_local_rank``: under torchrun with one dict for all ranks, NCCL may leave ``cuda_idx`` out;
+    each rank then takes the GPU of its ``LOCAL_RANK``.
+    """
+    on_gpu = [a.get("cuda_idx") is not None or (gpu_per_local_rank and backend == "nccl") for a in affinities]
+    if backend is None:
+        if any(on_gpu) and not all(on_gpu):
+            raise ValueError(
+                "SyncRl: some ranks' affinities set cuda_idx and others do not; give every rank a GPU "
+                "(NCCL) or none (gloo)."
+            )
+        return "nccl" if any(on_gpu) else "gloo"
+    if backend not in ("gloo", "nccl"):
+        raise ValueError(f"SyncRl: backend must be 'gloo' (CPU) or 'nccl' (CUDA), got {backend!r}.")
+    if backend == "nccl" and not all(on_gpu):
+        raise ValueError(
+            "SyncRl: backend='nccl' averages gradients on CUDA devices; give every rank's affinity a cuda_idx "
+            "(or use backend='gloo' for CPU training)."
+        )
+    return backend
+
+
+def init_group(
+    backend: str,
+    rank: int,
+    world_size: int,
+    timeout: float,
+    store: Any = None,
+    cuda_idx: int | None = None,
+) -> None:
+    """Join the process group: through ``store`` (forked ranks) or the launcher's variables (None).
+
+    ``timeout`` (seconds) bounds the rendezvous and every collective after it. With NCCL the rank's
+    device is made current first, as NCCL's object collectives need.
+    """
+    if not dist.is_available():
+        raise RuntimeError("SyncRl needs torch.distributed, which this torch build lacks.")
+    if backend == "nccl":
+        if not torch.cuda.is_available():
+            raise RuntimeError("SyncRl: backend 'nccl' needs CUDA, which this torch build does not see; use gloo.")
+        torch.cuda.set_device(cuda_idx if cuda_idx is not None else 0)
+    kwargs: dict[str, Any] = dict(timeout=datetime.timedelta(seconds=timeout))
+    if store is not None:
+        kwargs.update(store=store, rank=rank, world_size=world_size)
+    else:
+        kwargs.update(init_method="env://", rank=rank, world_size=world_size)
+    dist.init_process_group(backend, **kwargs)
+
+
+def open_store(world_size: int, timeout: float, port: int | None = None) -> Any:
+    """Rank 0's rendezvous store on 127.0.0.1 (``port=None``: any free port), or a rank's client of one."""
+    td = datetime.timedelta(seconds=timeout)
+    if port is None:
+        return dist.TCPStore("127.0.0.1", 0, world_size, is_master=True, timeout=td, wait_for_workers=False)
+    return dist.TCPStore("127.0.0.1", port, world_size, is_master=False, timeout=td)
