@@ -21,8 +21,10 @@ def test_async_dqn_solves_cartpole_within_50k_steps_and_keeps_its_replay_ratio(t
     solved = next((s for s, r in zip(steps, returns) if r >= SOLVED_RETURN), None)
     assert solved is not None and solved <= 50_000, f"evaluation returns every {EVAL_EVERY} steps: {returns}"
     assert learning_phase_replay_ratio(progress) == pytest.approx(REPLAY_RATIO, rel=0.1)
-    # Every row past the first interval of learning: within 10% too.
-    for step, ratio in zip(steps, progress["Diagnostics/ReplayRatio"]):
+    # Every whole interval past the first one of learning: within 10% too. The last row is shorter (the
+    # run ends mid-interval) and holds the optimiser's catch-up of the sampler's lead; the ratio over the
+    # whole learning phase, above, covers it.
+    for step, ratio in zip(steps[:-1], progress["Diagnostics/ReplayRatio"][:-1]):
         if step >= 2 * EVAL_EVERY:
             assert ratio == pytest.approx(REPLAY_RATIO, rel=0.1), (step, ratio)
 
