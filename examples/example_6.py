@@ -1,7 +1,7 @@
 """A grid of A2C runs on Atari, launched over this machine's cores (rlpyt's example_6).
 
     python examples/example_6.py                                  # 2 settings x 2 games x 2 runs
-    python examples/example_6.py --n_steps 400 --runs_per_setting 1   # a smoke run
+    python examples/example_6.py --n_steps 400 --runs_per_setting 1 --max_decorrelation_steps 0  # a smoke run
 
 Each setting (learning rate with batch_B) is crossed with each game; every combination runs
 ``runs_per_setting`` times. ``run_experiments`` starts ``example_6a.py`` once per run as its own
@@ -22,7 +22,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def launch(
-    n_cpu_core: int = 2, runs_per_setting: int = 2, n_steps: int = int(50e6), log_interval_steps: int = int(1e5)
+    n_cpu_core: int = 2,
+    runs_per_setting: int = 2,
+    n_steps: int = int(50e6),
+    log_interval_steps: int = int(1e5),
+    max_decorrelation_steps: int = 400,
 ):
     affinity_code = encode_affinity(
         n_cpu_core=n_cpu_core,
@@ -52,7 +56,7 @@ def launch(
         runs_per_setting=runs_per_setting,
         variants=variants,
         log_dirs=log_dirs,
-        common_args=(str(n_steps), str(log_interval_steps)),
+        common_args=(str(n_steps), str(log_interval_steps), str(max_decorrelation_steps)),
     )
 
 
@@ -62,5 +66,8 @@ if __name__ == "__main__":
     parser.add_argument("--runs_per_setting", type=int, default=2)
     parser.add_argument("--n_steps", type=int, default=int(50e6), help="env steps per run")
     parser.add_argument("--log_interval_steps", type=int, default=int(1e5))
+    parser.add_argument(
+        "--max_decorrelation_steps", type=int, default=400, help="random steps per env before the first batch"
+    )
     args = parser.parse_args()
-    launch(args.n_cpu_core, args.runs_per_setting, args.n_steps, args.log_interval_steps)
+    launch(args.n_cpu_core, args.runs_per_setting, args.n_steps, args.log_interval_steps, args.max_decorrelation_steps)

@@ -1,8 +1,8 @@
 """One run of example_6's grid: A2C on Atari with the served (GPU) sampler (rlpyt's example_6a).
 
 ``run_experiments`` calls it as ``example_6a.py <slot_affinity_code> <log_dir> <run_ID> [n_steps
-log_interval_steps]``. The run reads its variant from ``log_dir``, merges it into the defaults
-below, and logs into ``log_dir/run_<ID>``. Envs reset only between batches
+log_interval_steps [max_decorrelation_steps]]``. The run reads its variant from ``log_dir``, merges it
+into the defaults below, and logs into ``log_dir/run_<ID>``. Envs reset only between batches
 (``GpuWaitResetCollector``).
 """
 
@@ -27,7 +27,7 @@ DEFAULTS = dict(
 )
 
 
-def build_and_train(slot_affinity_code, log_dir, run_ID, n_steps=50e6, log_interval_steps=1e5):
+def build_and_train(slot_affinity_code, log_dir, run_ID, n_steps=50e6, log_interval_steps=1e5, max_decorrelation_steps=400):
     affinity = affinity_from_code(slot_affinity_code)
     config = update_config(DEFAULTS, load_variant(log_dir))
 
@@ -37,7 +37,7 @@ def build_and_train(slot_affinity_code, log_dir, run_ID, n_steps=50e6, log_inter
         env_kwargs=config["env"],
         CollectorCls=GpuWaitResetCollector,
         batch_T=5,
-        max_decorrelation_steps=400,
+        max_decorrelation_steps=int(max_decorrelation_steps),
         **config["sampler"],
     )
     algo = A2C(**config["algo"])

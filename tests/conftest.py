@@ -1,4 +1,12 @@
-"""Shared fixtures: real CartPole batches from the serial sampler for algorithm tests."""
+"""Shared fixtures: real CartPole batches from the serial sampler for algorithm tests.
+
+Tests run with one torch thread, and so do the processes they start (``OMP_NUM_THREADS``, which
+spawned workers and subprocesses inherit): the tests' models are tiny, and an intra-op thread that
+spins while sampler workers or the other tests want the core slows a 2-core machine several times
+over. Tests about thread settings set their own.
+"""
+
+import os
 
 import pytest
 import torch
@@ -6,6 +14,9 @@ import torch
 from rlrun.agents.pg.categorical import CategoricalPgAgent
 from rlrun.envs.gym import make
 from rlrun.samplers.serial.sampler import SerialSampler
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+torch.set_num_threads(1)
 
 
 @pytest.fixture

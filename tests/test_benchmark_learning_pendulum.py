@@ -18,7 +18,7 @@ def test_learning_pendulum_prints_a_row_per_run_and_the_summary(tmp_path):
     pytest.importorskip("stable_baselines3", reason="the benchmark compares against Stable-Baselines3")
     result = subprocess.run(
         [sys.executable, SCRIPT, "--algos", "sac", "td3", "--libs", "rlrun", "sb3", "--seeds", "0",
-         "--n_steps", "400", "--eval_every", "200"],
+         "--n_steps", "200", "--eval_every", "200"],
         cwd=tmp_path, env=dict(os.environ, PYTHONPATH=ROOT), capture_output=True, text=True, timeout=170,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]

@@ -25,8 +25,13 @@ def run_example_4(args: list[str], cwd) -> subprocess.CompletedProcess:
     )
 
 
+# Each sampler with a recurrent agent is tested in this process (tests/algos/pg/test_recurrent.py);
+# here the script's wiring is, with one parallel sampler by default and the others in the slow set.
 @pytest.mark.timeout(180)
-@pytest.mark.parametrize("sample_mode", ["serial", "cpu", "gpu", "alternating"])
+@pytest.mark.parametrize(
+    "sample_mode",
+    [pytest.param(mode, marks=pytest.mark.slow) for mode in ("serial", "gpu", "alternating")] + ["cpu"],
+)
 def test_example_4_trains_an_lstm_agent_with_each_sampler(sample_mode, tmp_path):
     result = run_example_4([*SMOKE, "--sample_mode", sample_mode], tmp_path)
     assert result.returncode == 0, f"stdout:\n{result.stdout[-3000:]}\nstderr:\n{result.stderr[-3000:]}"

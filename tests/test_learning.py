@@ -4,7 +4,8 @@
 step budget (100k env steps for PPO and A2C, 50k for DQN), evaluating every 5k steps. The settings
 are rlrun.experiments.configs.cartpole's. The full set (3 algorithms x 3 seeds with SerialSampler, PPO
 and A2C x 3 seeds with CpuSampler; several minutes) is marked slow:
-``python -m pytest -m slow tests/test_learning.py``. One PPO seed (100k steps, about 25 s) runs by default, with each sampler.
+``python -m pytest -m slow tests/test_learning.py``. One PPO seed (100k steps, about 25 s idle) runs with
+each sampler in the learning set: ``python -m pytest -m learning tests/test_learning.py``.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ def steps_to_solve(
     return solved, returns
 
 
+@pytest.mark.learning
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("sampler", ["serial", "cpu"])
 def test_ppo_solves_cartpole_within_its_budget_seed_0(sampler, tmp_path):

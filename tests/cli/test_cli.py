@@ -25,7 +25,7 @@ def runs(tmp_path_factory):
     logger.set_console_output(False)
     try:
         for name, seed in (("a2c_cartpole", 0), ("a2c_cartpole", 1), ("other", 0)):
-            runner = build_runner("a2c", seed=seed, n_steps=2000, log_interval_steps=500)
+            runner = build_runner("a2c", seed=seed, n_steps=1024, log_interval_steps=256, eval_episodes=4)
             with logger_context(str(base), seed, name, {}, override_prefix=True):
                 runner.train()
     finally:

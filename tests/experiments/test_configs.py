@@ -1,9 +1,12 @@
 """The ready-made Atari and MuJoCo configs (rlpyt's ``experiments.configs`` modules).
 
-Every keyword in every section is one that its class takes, and every config trains: its objects
-are built from the dict the way rlpyt's train scripts build them (first at full size, then with
-the sizes shrunk), and the shrunk copy runs two iterations of ``runner.train()`` on real envs; the
-off-policy ones learn from their replay in the second.
+Every keyword in every section is one that its class takes, and every config builds: its objects
+are built from the dict the way rlpyt's train scripts build them, at full size. Every config trains:
+a copy with the sizes shrunk runs two iterations of ``runner.train()`` on real envs; the off-policy
+ones learn from their replay in the second. By default that training run is made only for the
+configs that bring a setting no other trained config of their module brings (REPRESENTATIVE below);
+the others, which differ from those only in sizes and rates, train in the slow set
+(``python -m pytest -m slow tests/experiments/test_configs.py``).
 """
 
 from __future__ import annotations
@@ -319,6 +322,49 @@ def shrink(recipe: Recipe, name: str, config: dict[str, Any]) -> dict[str, Any]:
     return small
 
 
+def settings(values: dict[str, Any], prefix: str = "") -> set[tuple[str, Any]]:
+    """The ``(key, value)`` pairs of a config that choose code paths: switches, names and classes, and
+    the length of sequences (layer counts). Numbers (sizes, rates, intervals) choose none."""
+    pairs: set[tuple[str, Any]] = set()
+    for key, value in values.items():
+        if isinstance(value, dict):
+            pairs |= settings(value, f"{prefix}{key}.")
+        elif isinstance(value, (bool, str, type)) or value is None:
+            pairs.add((prefix + key, value))
+        elif isinstance(value, (list, tuple)):
+            pairs.add((prefix + key, len(value)))
+    return pairs
+
+
+def representative_cases() -> set[tuple[str, str]]:
+    """Configs whose training runs together reach every code path the configs choose: per module and
+    pair of classes and runner, the configs that add the most settings not yet covered, greedily,
+    until every setting any of them holds is covered (a config that only resizes trains in none)."""
+    chosen = set()
+    for module, recipe in RECIPES.items():
+        configs = configs_of(module)
+        groups: dict[tuple[Any, ...], list[str]] = {}
+        for name in recipe.names:
+            groups.setdefault((recipe.classes(name), runner_cls(recipe, configs[name])), []).append(name)
+        for names in groups.values():
+            held = {name: settings({k: v for k, v in configs[name].items() if k not in ("sampler", "runner")}) for name in names}
+            covered: set[tuple[str, Any]] = set()
+            while True:
+                best = max(names, key=lambda name: len(held[name] - covered))  # the first on ties
+                if covered and not held[best] - covered:
+                    break
+                chosen.add((module, best))
+                covered |= held[best]
+    return chosen
+
+
+REPRESENTATIVE = representative_cases()
+TRAIN_CASES = [
+    pytest.param(module, name, id=case_id, marks=() if (module, name) in REPRESENTATIVE else pytest.mark.slow)
+    for (module, name), case_id in zip(CASES, CASE_IDS)
+]
+
+
 def test_each_module_holds_the_expected_config_names():
     for module, recipe in RECIPES.items():
         imported = importlib.import_module(f"{PACKAGE}.{module}")
@@ -373,15 +419,30 @@ def test_every_keyword_is_taken_by_its_class(module, name):
             assert not unknown, f"{section}: {sorted(unknown)} not taken by {cls.__qualname__}"
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(30)
 @pytest.mark.parametrize("module, name", CASES, ids=CASE_IDS)
-def test_config_builds_and_trains_two_iterations(module, name, tmp_path, monkeypatch):
+def test_config_builds_at_full_size(module, name):
+    recipe = RECIPES[module]
+    pytest.importorskip(recipe.needs, reason=SKIP_REASONS[recipe.needs])
+    build(recipe, name, configs_of(module)[name])  # the constructors check the real values (nothing starts yet)
+
+
+def test_the_representative_configs_cover_every_setting_of_their_module():
+    for module, recipe in RECIPES.items():
+        configs = configs_of(module)
+        trained = set().union(*(settings(configs[name]) for m, name in REPRESENTATIVE if m == module))
+        for name in recipe.names:
+            missing = settings(configs[name]) - trained
+            assert not {key for key, _ in missing if not key.startswith(("sampler.", "runner."))}, (module, name)
+        assert any(m == module for m, _ in REPRESENTATIVE), module
+
+
+@pytest.mark.parametrize("module, name", TRAIN_CASES)
+def test_config_trains_two_iterations(module, name, tmp_path, monkeypatch):
     recipe = RECIPES[module]
     pytest.importorskip(recipe.needs, reason=SKIP_REASONS[recipe.needs])
     monkeypatch.chdir(tmp_path)  # MuJoCo may write MUJOCO_LOG.TXT into the working directory
     config = configs_of(module)[name]
-    build(recipe, name, config)  # at full size: the constructors check the real values (nothing starts yet)
-
     small = shrink(recipe, name, config)
     runner = build(recipe, name, small, seed=0)
     run_name = small["env"]["game"] if "game" in small["env"] else small["env"]["id"]

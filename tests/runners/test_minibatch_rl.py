@@ -25,6 +25,15 @@ STATS = ["Average", "Std", "Median", "Min", "Max"]
 ONE_THREAD = dict(master_torch_threads=1)
 
 
+@pytest.fixture
+def two_threads():
+    """Two torch threads during the test (the suite runs with one), so that a runner's 1 shows."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(before)
+
+
 class RecordingSampler(SerialSampler):
     """The serial sampler, counting shutdown calls."""
 
@@ -188,7 +197,7 @@ def test_dqn_run_logs_its_replay_ratio_and_saves_snapshots_only_once_learning_st
     assert snapshots == {"itr_7.pkl", "itr_11.pkl", "itr_15.pkl", "itr_19.pkl"}  # not itr_3: before learning
 
 
-def test_sampler_is_shut_down_and_the_algorithm_error_propagates_when_training_raises(in_tmp):
+def test_sampler_is_shut_down_and_the_algorithm_error_propagates_when_training_raises(in_tmp, two_threads):
     class FailingA2C(A2C):
         def optimize_agent(self, itr, samples=None, sampler_itr=None):
             if itr == 2:
@@ -197,6 +206,7 @@ def test_sampler_is_shut_down_and_the_algorithm_error_propagates_when_training_r
 
     sampler = cartpole_sampler()
     threads_before = torch.get_num_threads()
+    assert threads_before != 1  # two_threads: the runner's 1 must be undone
     runner = MinibatchRl(
         algo=FailingA2C(),
         agent=CategoricalPgAgent(),
@@ -230,7 +240,7 @@ def test_a_failing_shutdown_after_a_training_error_does_not_hide_the_training_er
     assert "shutdown error" in capsys.readouterr().out
 
 
-def test_affinity_pins_cpus_and_torch_threads_during_training_and_restores_them_after(in_tmp):
+def test_affinity_pins_cpus_and_torch_threads_during_training_and_restores_them_after(in_tmp, two_threads):
     seen = {}
 
     class ObservingA2C(A2C):
@@ -240,6 +250,7 @@ def test_affinity_pins_cpus_and_torch_threads_during_training_and_restores_them_
             return super().optimize_agent(itr, samples, sampler_itr)
 
     cpus_before, threads_before = psutil.Process().cpu_affinity(), torch.get_num_threads()
+    assert threads_before != 1  # two_threads: the runner's 1 must be undone
     affinity = dict(master_cpus=[cpus_before[0]], master_torch_threads=1, cuda_idx=None)
     runner = MinibatchRl(
         algo=ObservingA2C(),

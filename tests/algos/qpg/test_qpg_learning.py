@@ -8,8 +8,8 @@ The full set (3 algorithms x 3 seeds, several minutes each) is marked slow:
 HalfCheetah-v5 for 50k steps. benchmarks/learning_pendulum.py runs the same configs beside
 Stable-Baselines3.
 
-By default each algorithm runs one seed with narrower networks (64 units), so that an update is
-cheap, to a shorter budget: FAST below.
+In the learning set (``python -m pytest -m learning``) each algorithm runs one seed with narrower
+networks (64 units), so that an update is cheap, to a shorter budget: FAST below.
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ def first_at_or_above(curve: list[tuple[int, float]], threshold: float) -> int |
     return next((steps for steps, ret in curve if ret >= threshold), None)
 
 
+@pytest.mark.learning
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("algo", sorted(FAST))
 def test_small_networks_reach_the_threshold_on_pendulum_fast(algo, tmp_path):
