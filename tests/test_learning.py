@@ -55,6 +55,7 @@ def steps_to_solve(
     return solved, returns
 
 
+@pytest.mark.learning
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("sampler", ["serial", "cpu"])
 def test_ppo_solves_cartpole_within_its_budget_seed_0(sampler, tmp_path):

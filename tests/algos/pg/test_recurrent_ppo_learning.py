@@ -34,6 +34,7 @@ def run_curve(seed: int, n_steps: int, tmp_path, sampler: str = "serial") -> lis
     return evaluation_curve(runner, seed, str(tmp_path), "recurrent_ppo_masked_cartpole")
 
 
+@pytest.mark.learning
 @pytest.mark.timeout(120)
 def test_recurrent_ppo_learns_masked_cartpole_far_beyond_random_and_memoryless_seed_0(tmp_path):
     curve = run_curve(0, FAST_STEPS, tmp_path)

@@ -55,6 +55,7 @@ def first_at_or_above(curve: list[tuple[int, float]], threshold: float) -> int |
     return next((steps for steps, ret in curve if ret >= threshold), None)
 
 
+@pytest.mark.learning
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("algo", sorted(FAST))
 def test_small_networks_reach_the_threshold_on_pendulum_fast(algo, tmp_path):
