@@ -12,7 +12,7 @@ checked against a lower bar, is marked ``learning``.
 from __future__ import annotations
 
 import pytest
-from masked_cartpole import evaluation_curve
+from masked_cartpole import evaluation_curve, steps_to_solve
 from r2d1_cartpole import build_runner
 
 SOLVED_RETURN = 475.0
@@ -38,37 +38,11 @@ def test_r2d1_learns_masked_cartpole_far_beyond_random_and_memoryless_seed_1(tmp
     assert max(r for _s, r in curve) >= FAST_RETURN, f"evaluation returns: {curve}"
 
 
-class SolvedError(Exception):
-    """Raised at the first evaluation averaging SOLVED_RETURN, with its step count, to end the run there."""
-
-
-def steps_to_solve(seed: int, budget: int, tmp_path) -> tuple[int | None, list[tuple[int, float]]]:
-    """Train until the first evaluation averaging ``SOLVED_RETURN`` (or ``budget`` steps); returns its
-    step count (None if unsolved) and ``(steps, evaluation return)`` of each evaluation."""
-    runner = build_runner(seed, budget, EVAL_EVERY)
-    evaluate = runner.evaluate_agent
-    curve: list[tuple[int, float]] = []
-
-    def evaluate_until_solved(itr):
-        traj_infos, eval_time = evaluate(itr)
-        if traj_infos:
-            curve.append(((itr + 1) * runner.itr_batch_size, sum(i["Return"] for i in traj_infos) / len(traj_infos)))
-            if itr > 0 and curve[-1][1] >= SOLVED_RETURN:
-                raise SolvedError(curve[-1][0])
-        return traj_infos, eval_time
-
-    runner.evaluate_agent = evaluate_until_solved
-    try:
-        evaluation_curve(runner, seed, str(tmp_path), "r2d1_masked_cartpole")
-    except SolvedError as solved:
-        return solved.args[0], curve
-    return None, curve
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(3600)  # about 6 minutes a seed on an idle core; far longer on a shared one
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_r2d1_solves_masked_cartpole_within_its_budget(seed, tmp_path):
-    solved, curve = steps_to_solve(seed, BUDGET, tmp_path)
+    runner = build_runner(seed, BUDGET, EVAL_EVERY)
+    solved, curve = steps_to_solve(runner, seed, str(tmp_path), "r2d1_masked_cartpole", SOLVED_RETURN)
     print(f"seed {seed}: solved at {solved} steps; evaluation returns {[(s, round(r)) for s, r in curve]}")
     assert solved is not None, f"evaluation returns: {curve}"
