@@ -42,30 +42,65 @@ class R2d1AgentBase(DqnAgent):
     def advance_rnn_state(self, new_rnn_state: Any) -> None:
         """Keep the state a step produced: nothing here; :class:`RecurrentAgentMixin` keeps it."""
 
+    def episode_starts(self, B: int) -> torch.Tensor | None:
+        """Which of the ``B`` envs the next :meth:`step` starts an episode for (bool ``[B]``), or None for
+        none: always None here, as this agent keeps no state; :class:`R2d1Agent` tracks its resets."""
+        return None
+
+    def _inputs(
+        self, observation: Any, prev_action: Any, prev_reward: torch.Tensor, episode_start: torch.Tensor | None = None
+    ):
+        """The model's inputs on the agent's device: ``prev_action`` one-hot, and at the steps where
+        ``episode_start`` (bool, the shape of ``prev_reward``) the previous action and reward zeroed.
+
+        Why: collectors hand an episode's first step the previous episode's last action and reward
+        (rlpyt's convention, from the shared buffers), but an evaluation episode's first step gets the
+        null action and reward 0; a model that saw the former in training meets an input it never
+        learned at the start of every evaluation. Zeros ("no action yet, no reward yet") are what both
+        see here, in sampling, evaluation and replayed sequences alike.
+        """
+        observation, prev_action, prev_reward = super()._inputs(observation, prev_action, prev_reward)
+        if episode_start is not None:
+            keep = (~torch.as_tensor(episode_start, dtype=torch.bool)).to(self.device)
+            prev_reward = prev_reward * keep.to(prev_reward.dtype)
+            prev_action = prev_action * keep.unsqueeze(-1).to(prev_action.dtype)
+        return observation, prev_action, prev_reward
+
     def __call__(  # type: ignore[override]
-        self, observation: Any, prev_action: Any, prev_reward: torch.Tensor, init_rnn_state: Any = None
+        self,
+        observation: Any,
+        prev_action: Any,
+        prev_reward: torch.Tensor,
+        init_rnn_state: Any = None,
+        episode_start: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, Any]:
         """Q-values ``[T, B, n_actions]`` on the CPU (with grad) over a ``[T, B]`` batch from
         ``init_rnn_state`` (``[N, B, H]``, None for zeros), and the state after the last step, left on
-        the agent's device."""
-        q, rnn_state = self.model(
-            *self._inputs(observation, prev_action, prev_reward), _to(init_rnn_state, self.device)
-        )
+        the agent's device. ``episode_start`` (bool ``[T, B]``, optional): the steps that begin an
+        episode, whose previous action and reward the model sees as zeros, as :meth:`step` gave them."""
+        inputs = self._inputs(observation, prev_action, prev_reward, episode_start)
+        q, rnn_state = self.model(*inputs, _to(init_rnn_state, self.device))
         return q.cpu(), rnn_state
 
     @torch.no_grad()
     def target(  # type: ignore[override]
-        self, observation: Any, prev_action: Any, prev_reward: torch.Tensor, init_rnn_state: Any = None
+        self,
+        observation: Any,
+        prev_action: Any,
+        prev_reward: torch.Tensor,
+        init_rnn_state: Any = None,
+        episode_start: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, Any]:
         """As :meth:`__call__` with the target network, without grad."""
-        inputs = self._inputs(observation, prev_action, prev_reward)
+        inputs = self._inputs(observation, prev_action, prev_reward, episode_start)
         q, rnn_state = self.target_model(*inputs, _to(init_rnn_state, self.device))
         return q.cpu(), rnn_state
 
     @torch.no_grad()
     def step(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> AgentStep:
         prev_rnn_state = self.prev_rnn_state
-        q, rnn_state = self.model(*self._inputs(observation, prev_action, prev_reward), prev_rnn_state)
+        episode_start = self.episode_starts(prev_reward.shape[0]) if prev_reward.dim() else None
+        q, rnn_state = self.model(*self._inputs(observation, prev_action, prev_reward, episode_start), prev_rnn_state)
         q = q.cpu()
         action = self.distribution.sample(q, uniform=self.env_stream_uniform(q.shape[:-1]))
         stored = buffer_to(rnn_state_to_storage(prev_rnn_state, rnn_state), device="cpu")
@@ -78,7 +113,56 @@ def _to(state: Any, device: torch.device | None) -> Any:
 
 
 class R2d1Agent(RecurrentAgentMixin, R2d1AgentBase):
-    """:class:`R2d1AgentBase` keeping its state between steps (see :class:`RecurrentAgentMixin`)."""
+    """:class:`R2d1AgentBase` keeping its state between steps (see :class:`RecurrentAgentMixin`), and
+    which envs start an episode at the next step: all after :meth:`reset` (and on entering evaluation),
+    env ``idx`` after ``reset_one(idx)``. Those get zeros for the previous action and reward."""
+
+    _step_state_fields = (*RecurrentAgentMixin._step_state_fields, "_starting", "_sample_starting")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._starting: set[int] = set()  # envs reset since the last step (all when the state is None)
+        self._sample_starting: set[int] = set()
+
+    def reset(self) -> None:
+        super().reset()
+        self._starting = set()  # the state is None: every env starts
+
+    def reset_one(self, idx: int) -> None:
+        super().reset_one(idx)
+        self._starting.add(int(idx))
+
+    def advance_rnn_state(self, new_rnn_state: Any) -> None:
+        super().advance_rnn_state(new_rnn_state)
+        self._starting = set()
+
+    def episode_starts(self, B: int) -> torch.Tensor | None:
+        if self.prev_rnn_state is None:
+            return torch.ones(B, dtype=torch.bool)
+        if not self._starting:
+            return None
+        start = torch.zeros(B, dtype=torch.bool)
+        start[sorted(self._starting)] = True
+        return start
+
+    def train_mode(self, itr: int) -> None:
+        self._stash_sample_starts()
+        super().train_mode(itr)
+
+    def eval_mode(self, itr: int) -> None:
+        self._stash_sample_starts()
+        super().eval_mode(itr)
+
+    def sample_mode(self, itr: int) -> None:
+        if self._mode != "sample":
+            self._starting = self._sample_starting
+        super().sample_mode(itr)
+
+    def _stash_sample_starts(self) -> None:
+        # As the mixin sets the sampling state aside: envs reset at a batch's last step start at the next one.
+        if self._mode == "sample":
+            self._sample_starting = self._starting
+        self._starting = set()
 
 
 class R2d1AlternatingAgent(R2d1Agent):

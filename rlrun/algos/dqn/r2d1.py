@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from rlrun.agents.dqn.r2d1_agent import R2d1AgentBase
 from rlrun.algos.dqn.dqn import DQN, SamplesToBuffer, SamplesToBufferTl, is_frame_stack
 from rlrun.replays.sequence.frame import PrioritizedSequenceReplayFrameBuffer, UniformSequenceReplayFrameBuffer
 from rlrun.replays.sequence.prioritized import PrioritizedSequenceReplayBuffer
@@ -61,21 +62,26 @@ def run_with_resets(
     prev_reward: torch.Tensor,
     rnn_state: Any,
     reset: torch.Tensor,
+    pass_reset: bool = False,
 ) -> tuple[torch.Tensor, Any]:
     """Run a recurrent ``model`` over ``[T, B]`` inputs, starting each sequence's state from zeros at
     the steps where ``reset[t, b]`` (an episode starts there), as the agent did when sampling.
 
     The time axis is cut at every step where some sequence resets; each piece is one call of
-    ``model(observation, prev_action, prev_reward, rnn_state) -> (output, rnn_state)``, so episodes that
-    end inside a sequence cost a few more calls but no step is wasted or fed the wrong state.
-    Gradients flow through the whole sequence. Returns ``(output [T, B, ...], final state)``.
+    ``model(observation, prev_action, prev_reward, rnn_state) -> (output, rnn_state)`` (with
+    ``pass_reset``, also the piece's ``reset`` rows, for agents that hide the previous episode's last
+    action and reward at an episode's first step, as :class:`~rlrun.agents.dqn.r2d1_agent.R2d1Agent`
+    does), so episodes that end inside a sequence cost a few more calls but no step is wasted or fed
+    the wrong state. Gradients flow through the whole sequence. Returns ``(output [T, B, ...], final
+    state)``.
     """
     T = reset.shape[0]
     cuts = [0, *(torch.nonzero(reset[1:].any(dim=1)).flatten() + 1).tolist(), T]
     outputs = []
     for a, b in zip(cuts[:-1], cuts[1:]):
         rnn_state = _zero_where(rnn_state, reset[a])
-        out, rnn_state = model(observation[a:b], prev_action[a:b], prev_reward[a:b], rnn_state)
+        inputs = (observation[a:b], prev_action[a:b], prev_reward[a:b], rnn_state)
+        out, rnn_state = model(*inputs, reset[a:b]) if pass_reset else model(*inputs)
         outputs.append(out)
     return torch.cat(outputs), rnn_state
 
@@ -311,8 +317,8 @@ class R2D1(DQN):
         """Loss over a batch of sequences ``[warmup_T + batch_T (+ n), batch_B]``; returns ``(loss, |TD
         error| [batch_T, batch_B] (0 where not trained), new priorities [batch_B])``."""
         wT, bT, n = self.warmup_T, self.batch_T, self.n_step_return
-        # Previous actions and rewards as the agent saw them when sampling (at an episode's first step,
-        # the previous episode's last ones; see rlrun.samplers.collectors); the state restarts at resets.
+        # Previous actions and rewards as the replay stored them (at an episode's first step the previous
+        # episode's last ones, which R2d1Agent zeroes as it did when sampling); the state restarts at resets.
         reset = samples.all_reset.bool()
         prev_action, prev_reward = samples.all_action, samples.all_reward
         observation = samples.all_observation
@@ -322,9 +328,13 @@ class R2D1(DQN):
                 buffer_method(buffer_method(init_rnn_state, "transpose", 0, 1), "contiguous"), device=self.agent.device
             )
 
+        pass_reset = isinstance(self.agent, R2d1AgentBase)  # other agents take rlpyt's four inputs
+
         def over(model: Callable[..., tuple[torch.Tensor, Any]], start: int, stop: int | None, state: Any):
             s = slice(start, stop)
-            return run_with_resets(model, observation[s], prev_action[s], prev_reward[s], state, reset[s])
+            return run_with_resets(
+                model, observation[s], prev_action[s], prev_reward[s], state, reset[s], pass_reset=pass_reset
+            )
 
         agent_state = target_state = init_rnn_state
         if wT > 0:

@@ -1,6 +1,6 @@
 """R2D1 on CartPole-v1 with the LSTM :class:`~rlrun.agents.dqn.r2d1_agent.R2d1Agent`: the settings of
 the R2D1 learning tests (tests/algos/dqn/r2d1_cartpole.py, tuned there on CartPole without its
-velocities, where they reach a return of 500 from about 74k steps on), for ``rlrun train``.
+velocities; docs/r2d1.md has what they measured), for ``rlrun train``.
 
 Sections as in :mod:`rlrun.experiments.configs.atari.dqn.atari_r2d1`: ``env`` for
 :func:`rlrun.envs.gym.make`, ``sampler`` (with wait-reset collectors, chosen by the builder),

@@ -41,6 +41,7 @@ def evaluation_returns(seed: int, n_steps: int, tmp_path, eval_every: int = 5000
     return [(int(s), float(r)) for s, r in zip(progress["Diagnostics/CumSteps"], progress["ReturnAverage"])]
 
 
+@pytest.mark.learning
 @pytest.mark.timeout(240)
 def test_categorical_dqn_learns_cartpole_within_13k_steps_seed_1(tmp_path):
     returns = evaluation_returns(seed=1, n_steps=12_800, tmp_path=tmp_path, eval_every=2_560)

@@ -153,10 +153,71 @@ def test_agent_records_the_state_each_step_started_from_and_resets_it():
     agent.reset_one(2)
     step2 = agent.step(obs, step1.action, prev_r)
     assert torch.all(step2.agent_info.prev_rnn_state.h[2] == 0) and torch.all(step2.agent_info.prev_rnn_state.h[0] != 0)
-    # The forward pass over the sequence gives the Q-values the steps recorded.
+    # The forward pass over the sequence (its first step an episode's first) gives the Q-values the steps recorded.
     seq_obs = obs.unsqueeze(0).expand(2, 4, 3)
-    q, _ = agent(seq_obs, torch.stack([prev_a, step0.action]), torch.zeros(2, 4))
+    start = torch.tensor([[True] * 4, [False] * 4])
+    q, _ = agent(seq_obs, torch.stack([prev_a, step0.action]), torch.zeros(2, 4), None, start)
     torch.testing.assert_close(q, torch.stack([step0.agent_info.q, step1.agent_info.q]))
+
+
+def lstm_agent(seed=0):
+    torch.manual_seed(seed)
+    agent = R2d1Agent(model_kwargs=dict(hidden_sizes=(8,), lstm_size=5, head_size=8))
+    agent.initialize(EnvSpaces(observation=FloatBox(-1, 1, shape=(3,)), action=IntBox(0, 3)))
+    return agent
+
+
+def test_an_episode_first_step_sees_no_previous_action_or_reward_in_sampling_and_evaluation():
+    """Collectors hand an episode's first step the previous episode's last action and reward, and an
+    evaluation's first step the null action and reward 0: the agent must act the same on both."""
+    agent = lstm_agent()
+    obs = torch.randn(2, 3)
+    agent.sample_mode(1)
+    first = agent.step(obs, torch.tensor([2, 1]), torch.tensor([1.0, -3.0])).agent_info.q
+    agent.eval_mode(1)
+    agent.reset()
+    torch.testing.assert_close(agent.step(obs, torch.tensor([0, 0]), torch.zeros(2)).agent_info.q, first)
+    # Mid-episode the previous action and reward count; after reset_one only that env's are hidden.
+    later = agent.step(obs, torch.tensor([2, 1]), torch.tensor([1.0, -3.0])).agent_info.q
+    other = agent.step(obs, torch.tensor([0, 2]), torch.tensor([0.0, 5.0])).agent_info.q
+    assert not torch.allclose(later, other)
+    agent.reset_one(1)
+    state = agent.get_step_state()
+    a = agent.step(obs, torch.tensor([1, 2]), torch.tensor([1.0, 1.0])).agent_info.q
+    agent.set_step_state(state)
+    b = agent.step(obs, torch.tensor([1, 0]), torch.tensor([1.0, 0.0])).agent_info.q
+    torch.testing.assert_close(a, b)  # env 1's inputs hidden; env 0's the same
+    # Envs reset at a sampler batch's last step start their episode at the next batch's first step,
+    # across an update and an evaluation in between.
+    agent.sample_mode(2)
+    agent.step(obs, torch.tensor([1, 2]), torch.tensor([1.0, 1.0]))
+    agent.reset_one(0)
+    agent.train_mode(2)
+    agent.eval_mode(2)
+    agent.step(obs, torch.tensor([1, 2]), torch.tensor([1.0, 1.0]))
+    agent.sample_mode(3)
+    assert agent.episode_starts(2).tolist() == [True, False]
+
+
+def test_replayed_sequences_give_the_q_values_sampled_across_an_episode_start():
+    """Stepping with a reset mid-sequence (collector inputs: the old episode's last action and reward at
+    the new episode's first step) and replaying the sequence through run_with_resets agree."""
+    agent = lstm_agent(1)
+    T, B = 6, 2
+    obs = torch.randn(T, B, 3)
+    prev_action = torch.randint(0, 3, (T, B))
+    prev_reward = torch.randn(T, B)
+    reset = torch.zeros(T, B, dtype=torch.bool)
+    reset[0] = True
+    reset[3, 1] = True
+    agent.sample_mode(1)
+    qs = []
+    for t in range(T):
+        if t and reset[t, 1]:
+            agent.reset_one(1)
+        qs.append(agent.step(obs[t], prev_action[t], prev_reward[t]).agent_info.q)
+    q, _ = run_with_resets(agent, obs, prev_action, prev_reward, None, reset, pass_reset=True)
+    torch.testing.assert_close(q, torch.stack(qs))
 
 
 def test_atari_r2d1_model_and_agent_shapes():

@@ -109,3 +109,33 @@ def evaluation_curve(runner: MinibatchRlEval, seed: int, log_dir: str, name: str
         logger.set_console_output(True)
     progress = read_progress(run_dir)
     return list(zip(progress["Diagnostics/CumSteps"], progress["ReturnAverage"]))
+
+
+class SolvedError(Exception):
+    """Raised at the first evaluation averaging the solved return, with its step count, to end the run there."""
+
+
+def steps_to_solve(
+    runner: MinibatchRlEval, seed: int, log_dir: str, name: str, solved_return: float = 475.0
+) -> tuple[int | None, list[tuple[int, float]]]:
+    """Train ``runner`` until its first evaluation (after itr 0) averaging ``solved_return``, or to its
+    ``n_steps``; returns that evaluation's step count (None if unsolved) and ``(steps, evaluation
+    return)`` of each evaluation. Stopping there keeps the slow multi-seed runs short."""
+    evaluate = runner.evaluate_agent
+    curve: list[tuple[int, float]] = []
+
+    def evaluate_until_solved(itr: int) -> Any:
+        traj_infos, eval_time = evaluate(itr)
+        if traj_infos:
+            steps = (itr + 1) * runner.itr_batch_size if curve else 0  # the first runs before any training
+            curve.append((steps, sum(i["Return"] for i in traj_infos) / len(traj_infos)))
+            if itr > 0 and curve[-1][1] >= solved_return:
+                raise SolvedError(curve[-1][0])
+        return traj_infos, eval_time
+
+    runner.evaluate_agent = evaluate_until_solved  # type: ignore[method-assign]
+    try:
+        evaluation_curve(runner, seed, log_dir, name)
+    except SolvedError as solved:
+        return solved.args[0], curve
+    return None, curve
