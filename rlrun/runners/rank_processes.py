@@ -22,9 +22,6 @@ from __future__ import annotations
 
 import ctypes
 import faulthandler
-import os
-import select
-import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,13 +29,12 @@ from multiprocessing.connection import Connection, Pipe
 from multiprocessing.connection import wait as wait_for_ready
 from typing import Any
 
-from rlrun.samplers.parallel.protocol import describe_exitcode
+from rlrun.samplers.parallel.pool import request_stack
+from rlrun.samplers.parallel.protocol import STACK_SIGNAL, describe_exitcode
 
 __all__ = ["RankProcessError", "RankEnd", "RankProcesses", "STACK_SIGNAL"]
 
-STACK_SIGNAL = signal.SIGUSR1  # asks a rank process for its Python stacks
 POLL_S = 0.05
-STACK_WAIT_S = 1.0
 _HELLO, _FAILED = b"h", b"x"
 
 
@@ -187,26 +183,7 @@ class RankProcesses:
 
     def stack_of(self, rank: int) -> str:
         """The rank's Python stacks, or why they could not be had."""
-        conn = self._stacks[rank]
-        fd = conn.fileno()
-        try:
-            os.kill(self.processes[rank].pid, STACK_SIGNAL)
-        except (OSError, ValueError) as e:
-            return f"(no stack: {e})"
-        chunks: list[bytes] = []
-        deadline = time.monotonic() + STACK_WAIT_S
-        while time.monotonic() < deadline:
-            if not select.select([fd], [], [], 0.1 if chunks else max(0.0, deadline - time.monotonic()))[0]:
-                if chunks:
-                    break
-                continue
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        if not chunks:
-            return "(no stack: the rank did not answer within 1 s)"
-        return b"".join(chunks).decode("utf-8", "replace").rstrip()
+        return request_stack(self.processes[rank].pid, self._stacks[rank])
 
     def join(self, timeout: float) -> RankProcessError | None:
         """Wait up to ``timeout`` for every rank to finish; the first failure, or None when all exited 0."""
