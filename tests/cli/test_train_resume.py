@@ -38,7 +38,8 @@ def test_run_killed_with_sigkill_resumes_to_the_steps_and_rows_of_an_uninterrupt
     proc = _rlrun(*COMMAND, "--log-dir", str(tmp_path / "killed"))
     try:
         deadline = time.monotonic() + 120
-        while not glob.glob(os.path.join(run_dir, "checkpoints", "*.ckpt")):
+        # A checkpoint counts once its manifest (written after the data) exists: kill only after that.
+        while not glob.glob(os.path.join(run_dir, "checkpoints", "*.json")):
             assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
             assert time.monotonic() < deadline, "no checkpoint within 120 s"
             time.sleep(0.05)
