@@ -115,6 +115,29 @@ def make_eval_collector(
     )
 
 
+def make_local_eval(
+    sampler: Any, agent: Any, eval_ranks: list[int], seed: int, traj_info_kwargs: dict | None
+) -> tuple[list, BaseEvalCollector | None]:
+    """The evaluation envs and collector of a sampler that evaluates in its own process (serial and
+    async serial): ``([], None)`` without ``eval_n_envs``."""
+    if sampler.eval_n_envs <= 0:
+        return [], None
+    assert sampler.eval_CollectorCls is not None and sampler.eval_max_steps is not None  # set with eval_n_envs
+    envs = make_envs(sampler.EnvCls, sampler.eval_env_kwargs, eval_ranks, seed)
+    collector = make_eval_collector(
+        sampler.eval_CollectorCls,
+        rank=0,
+        envs=envs,
+        TrajInfoCls=sampler.TrajInfoCls,
+        max_T=max(1, sampler.eval_max_steps // sampler.eval_n_envs),
+        agent=agent,
+        max_trajectories=sampler.eval_max_trajectories,
+        env_ranks=eval_ranks,
+        traj_info_kwargs=traj_info_kwargs,
+    )
+    return envs, collector
+
+
 def start_collector(collector: Any, max_decorrelation_steps: int, seed: int) -> tuple[Any, list]:
     """Reset (and decorrelate) the collector's envs; returns ``(agent_inputs, traj_infos)``.
 

@@ -16,7 +16,7 @@ from rlrun.samplers.builder import (
     eval_env_ranks_of,
     make_collector,
     make_envs,
-    make_eval_collector,
+    make_local_eval,
     start_collector,
 )
 from rlrun.samplers.collectors import BaseCollector, BaseEvalCollector, EvalCollector
@@ -77,20 +77,9 @@ class AsyncSerialSampler(AsyncSamplerMixin, BaseSampler):
             sync=AttrDict(),
         )
         eval_ranks = eval_env_ranks_of(B, 0, max(0, self.eval_n_envs))
-        if self.eval_n_envs > 0:
-            assert self.eval_CollectorCls is not None and self.eval_max_steps is not None  # set with eval_n_envs
-            self.eval_envs = make_envs(self.EnvCls, self.eval_env_kwargs, eval_ranks, self.seed)
-            self.eval_collector = make_eval_collector(
-                self.eval_CollectorCls,
-                rank=0,
-                envs=self.eval_envs,
-                TrajInfoCls=self.TrajInfoCls,
-                max_T=max(1, self.eval_max_steps // self.eval_n_envs),
-                agent=agent,
-                max_trajectories=self.eval_max_trajectories,
-                env_ranks=eval_ranks,
-                traj_info_kwargs=self.traj_info_kwargs,
-            )
+        eval_envs, eval_collector = make_local_eval(self, agent, eval_ranks, self.seed, self.traj_info_kwargs)
+        if eval_collector is not None:
+            self.eval_envs, self.eval_collector = eval_envs, eval_collector
         self.agent_inputs, self.traj_infos = start_collector(self.collector, self.max_decorrelation_steps, self.seed)
         agent.seed_env_streams(self.seed, env_ranks, eval_env_ranks=eval_ranks)
         self.collector.start_agent()
