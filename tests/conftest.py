@@ -18,6 +18,21 @@ from rlrun.samplers.serial.sampler import SerialSampler
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 torch.set_num_threads(1)
 
+LONG_SETS = ("slow", "learning")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Each test belongs to one set: a case marked ``slow`` or ``learning`` (say one parameter of an
+    ``integration`` test) leaves the integration set, so ``pytest -m integration`` runs no long case.
+
+    Runs before pytest's ``-m`` selection. Only the item's own marks (its function's and its
+    parameter's) are dropped; modules with long cases mark their functions, not the module.
+    """
+    for item in items:
+        if any(item.get_closest_marker(name) for name in LONG_SETS):
+            item.own_markers[:] = [mark for mark in item.own_markers if mark.name != "integration"]
+
 
 @pytest.fixture
 def pg_run():

@@ -13,6 +13,8 @@ import time
 import psutil
 import pytest
 
+pytestmark = pytest.mark.integration
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "benchmarks", "contention.py")
 ENV = dict(os.environ, PYTHONPATH=ROOT)

@@ -38,6 +38,7 @@ def test_every_step_names_an_existing_script():
 
 
 @pytest.mark.timeout(200)
+@pytest.mark.integration
 def test_quick_run_of_one_step_writes_the_report_with_headlines_facts_and_plot(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p))
     result = subprocess.run(

@@ -27,6 +27,7 @@ def run_example_4(args: list[str], cwd) -> subprocess.CompletedProcess:
 
 # Each sampler with a recurrent agent is tested in this process (tests/algos/pg/test_recurrent.py);
 # here the script's wiring is, with one parallel sampler by default and the others in the slow set.
+@pytest.mark.integration
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize(
     "sample_mode",
@@ -44,6 +45,7 @@ def test_example_4_trains_an_lstm_agent_with_each_sampler(sample_mode, tmp_path)
     assert len(rows) == 2  # 640 steps of 320 per iteration, logged every iteration
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(120)
 def test_example_4_with_mid_batch_reset_names_the_wait_reset_collectors(tmp_path):
     result = run_example_4([*SMOKE, "--sample_mode", "serial", "--mid_batch_reset", "True"], tmp_path)

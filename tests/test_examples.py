@@ -51,6 +51,7 @@ def test_quick_start_writes_progress_params_and_a_learning_curve(tmp_path):
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.integration
 def test_example_1_dqn_atari_runs_with_evaluation(tmp_path):
     result = run_example(
         "example_1.py", ["--game", "pong", "--n_steps", "1200", "--log_interval_steps", "600"], tmp_path
@@ -60,6 +61,7 @@ def test_example_1_dqn_atari_runs_with_evaluation(tmp_path):
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.integration
 def test_example_2_sac_runs_rlpyts_hopper_v3_as_v5_and_learns_and_evaluates(tmp_path):
     pytest.importorskip("mujoco", reason="example_2 needs MuJoCo (pip install rlrun[mujoco])")
     args = ["--n_steps", "300", "--min_steps_learn", "100", "--log_interval_steps", "150"]
@@ -75,6 +77,7 @@ def test_example_2_sac_runs_rlpyts_hopper_v3_as_v5_and_learns_and_evaluates(tmp_
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.integration
 def test_example_3_a2c_atari_serial_runs(tmp_path):
     result = run_example("example_3.py", ["--n_steps", "320", "--log_interval_steps", "160"], tmp_path)
     check(result)
@@ -82,6 +85,7 @@ def test_example_3_a2c_atari_serial_runs(tmp_path):
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.integration
 def test_custom_env_tutorial_learns_its_corridor_on_spawned_workers(tmp_path):
     """The tutorial's claim: the optimal return 0.94, every evaluation episode at the goal, by 10k steps."""
     result = run_example("custom_env.py", ["--n_steps", "10000", "--log_interval_steps", "5000"], tmp_path)
@@ -91,6 +95,7 @@ def test_custom_env_tutorial_learns_its_corridor_on_spawned_workers(tmp_path):
 
 
 @pytest.mark.timeout(180)
+@pytest.mark.integration
 def test_sampler_speed_benchmark_prints_rates_ceilings_and_ratios_and_check_fails_on_misses(tmp_path):
     tiny = ["--seconds", "0.3", "--repeats", "1", "--warmup", "0.1", "--decorrelation-steps", "0"]
     tiny += ["--batch-B", "4", "--batch-T", "2", "--only", "serial,cpu,cpu_pinned,gpu,alternating,gym_async"]
@@ -110,12 +115,14 @@ def test_sampler_speed_benchmark_prints_rates_ceilings_and_ratios_and_check_fail
     assert result.returncode == 1 and "FAIL: missed" in out
 
 
+@pytest.mark.integration
 def test_sampler_speed_benchmark_rejects_an_unknown_method(tmp_path):
     result = run_example("sampler_speed.py", ["--only", "serial,threads"], tmp_path, folder="benchmarks")
     assert result.returncode == 2
     assert "unknown --only method(s) ['threads']" in result.stderr
 
 
+@pytest.mark.integration
 def test_sampler_round_trip_benchmark_times_every_worker_and_the_master(tmp_path):
     args = ["--batch-B", "4", "--batch-T", "2", "--batches", "8", "--skip", "2"]
     result = run_example("sampler_round_trip.py", args, tmp_path, folder="benchmarks")

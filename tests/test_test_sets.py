@@ -1,5 +1,5 @@
-"""The test sets the README names: pyproject's addopts leave the ``slow`` and ``learning`` tests out of a
-plain ``pytest`` run, and a ``-m`` on the command line replaces that selection (pytest keeps the last ``-m``)."""
+"""The test sets the README names: pyproject's addopts leave the ``slow``, ``learning`` and ``integration``
+tests out of a plain ``pytest`` run, and a ``-m`` on the command line replaces that selection (pytest keeps the last ``-m``)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,10 @@ def test_long():
 @pytest.mark.learning
 def test_learns():
     pass
+
+@pytest.mark.integration
+def test_script():
+    pass
 '''
 
 
@@ -44,8 +48,42 @@ def collected(tmp_path, *args: str) -> list[str]:
         ((), ["test_plain"]),
         (("-m", "learning"), ["test_learns"]),
         (("-m", "slow"), ["test_long"]),
+        (("-m", "integration"), ["test_script"]),
         (("-m", "slow or learning"), ["test_learns", "test_long"]),
     ],
 )
 def test_the_default_run_leaves_out_slow_and_learning_and_a_command_line_m_replaces_it(tmp_path, args, expected):
     assert collected(tmp_path, *args) == expected
+
+
+MIXED = '''
+import pytest
+
+@pytest.mark.integration
+@pytest.mark.parametrize("case", ["short", pytest.param("long", marks=pytest.mark.slow)])
+def test_script(case):
+    pass
+'''
+
+# The project's conftest.py, loaded by path: its hook is what is under test.
+CONFTEST = f'''
+import importlib.util
+spec = importlib.util.spec_from_file_location("project_conftest", {os.path.join(ROOT, "tests", "conftest.py")!r})
+project_conftest = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(project_conftest)
+pytest_collection_modifyitems = project_conftest.pytest_collection_modifyitems
+'''
+
+
+@pytest.mark.timeout(90)
+def test_a_slow_case_of_an_integration_test_is_in_the_slow_set_only(tmp_path):
+    (tmp_path / "conftest.py").write_text(CONFTEST)
+    (tmp_path / "test_mixed.py").write_text(MIXED)
+    command = [sys.executable, "-m", "pytest", "-c", os.path.join(ROOT, "pyproject.toml"), "--rootdir", str(tmp_path)]
+    command += ["--strict-markers", "--collect-only", "-q", "-p", "no:cacheprovider", str(tmp_path)]
+    runs = {}
+    for selection in ("integration", "slow"):
+        result = subprocess.run([*command, "-m", selection], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+        assert result.returncode == 0, result.stdout + result.stderr
+        runs[selection] = sorted(line.rsplit("::", 1)[1] for line in result.stdout.splitlines() if "::" in line)
+    assert runs == {"integration": ["test_script[short]"], "slow": ["test_script[long]"]}

@@ -84,6 +84,7 @@ def test_parallel_samplers_train_with_one_worker_per_group(tmp_path, capsys, sam
 
 
 @pytest.mark.timeout(90)
+@pytest.mark.integration
 def test_python_m_rlrun_train_logs_under_data_local_like_a_script(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "rlrun", "train", "--algo", "a2c", *DISCRETE, "--eval-envs", "0", "--seed", "3"],

@@ -33,6 +33,7 @@ def _rlrun(*argv: str) -> subprocess.Popen:
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.integration
 def test_run_killed_with_sigkill_resumes_to_the_steps_and_rows_of_an_uninterrupted_run(tmp_path, capsys):
     run_dir = str(tmp_path / "killed" / "run_0")
     proc = _rlrun(*COMMAND, "--log-dir", str(tmp_path / "killed"))

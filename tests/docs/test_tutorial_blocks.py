@@ -35,6 +35,7 @@ def test_tutorials_have_no_fragments(page):
 
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("page", TUTORIALS, ids=[p.stem for p in TUTORIALS])
+@pytest.mark.integration
 def test_every_block_of_the_tutorial_runs_alone_and_exits_0(page, tmp_path):
     for block in python_blocks(page):
         result = run_block(block, tmp_path, timeout=BLOCK_TIMEOUT_S)

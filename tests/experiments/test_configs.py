@@ -438,6 +438,7 @@ def test_the_representative_configs_cover_every_setting_of_their_module():
 
 
 @pytest.mark.parametrize("module, name", TRAIN_CASES)
+@pytest.mark.integration
 def test_config_trains_two_iterations(module, name, tmp_path, monkeypatch):
     recipe = RECIPES[module]
     pytest.importorskip(recipe.needs, reason=SKIP_REASONS[recipe.needs])

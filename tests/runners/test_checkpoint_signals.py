@@ -90,6 +90,7 @@ def checkpoint_itrs(run_parent: Path) -> list[int]:
 
 
 @pytest.mark.timeout(90)
+@pytest.mark.integration
 def test_a_run_killed_with_sigkill_at_a_random_moment_resumes_to_the_uninterrupted_result(tmp_path):
     seed = random.randrange(10**6)
     rng = random.Random(seed)
@@ -108,7 +109,7 @@ def test_a_run_killed_with_sigkill_at_a_random_moment_resumes_to_the_uninterrupt
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), pytest.param(signal.SIGTERM, 143, marks=pytest.mark.integration)])
 def test_a_signal_in_a_serial_run_finishes_the_iteration_writes_a_checkpoint_and_sets_the_exit_status(
     tmp_path, signum, status
 ):

@@ -101,6 +101,7 @@ def _run_in_pty(setting: str, extra_env: dict[str, str] | None = None, timeout: 
     return b"".join(chunks).decode(errors="replace")
 
 
+@pytest.mark.integration
 def test_progress_bar_is_off_when_output_goes_to_pipes():
     stdout, stderr = _run_in_pipes("None")
     assert not BAR.search(stdout) and not BAR.search(stderr)
@@ -118,11 +119,13 @@ def test_progress_bar_on_a_terminal_shows_steps_speed_and_return():
     assert "Training complete." in out
 
 
+@pytest.mark.integration
 def test_progress_bar_forced_on_by_env_var_in_pipes():
     _, stderr = _run_in_pipes("None", {ENV_VAR: "1"})
     assert BAR.search(stderr)
 
 
+@pytest.mark.integration
 def test_progress_bar_forced_off_by_keyword_on_a_terminal():
     out = _run_in_pty("False")
     assert "CHILD DONE" in out and not BAR.search(out)

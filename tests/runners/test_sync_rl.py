@@ -113,6 +113,7 @@ def test_a_cpu_sampler_in_each_rank_keeps_parameters_identical(leak_check):
     leak_check.assert_clean()
 
 
+@pytest.mark.integration
 def test_spawned_ranks_train_with_identical_parameters(leak_check):
     runner = a2c_runner(n_itr=3, start_method="spawn")
     runner.train()
@@ -208,6 +209,7 @@ def test_a_rank_killed_by_sigkill_is_reported_within_seconds(leak_check):
     leak_check.assert_clean()
 
 
+@pytest.mark.integration
 def test_a_stuck_rank_becomes_an_error_with_its_stack_after_the_collective_timeout(leak_check):
     runner = a2c_runner(sampler=serial_sampler(**_faulty("hang")), n_itr=100, collective_timeout=10)
     error = _raises_within(40, "SyncRl rank 1 did not reach a collective within collective_timeout=10 s", runner)
@@ -276,6 +278,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.integration
 def test_torchrun_starts_two_ranks_of_a_sync_rl_script(tmp_path):
     script = tmp_path / "train.py"
     log_dir = tmp_path / "logs"
@@ -357,6 +360,7 @@ if __name__ == "__main__":
 """
 
 
+@pytest.mark.integration
 def test_sigterm_to_the_process_group_checkpoints_and_exits_143_with_nothing_left(tmp_path):
     """A terminal, ``timeout`` or a batch system signals every process of the group: the forked rank
     ignores it, rank 0 finishes the iteration (with rank 1's help), checkpoints and exits 143."""
@@ -397,6 +401,7 @@ def test_sigterm_to_the_process_group_checkpoints_and_exits_143_with_nothing_lef
 
 
 @pytest.mark.timeout(240)
+@pytest.mark.integration
 def test_the_nccl_scripts_cpu_path_trains_two_gloo_ranks_with_identical_parameters(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
     cmd = [

@@ -177,6 +177,7 @@ def test_failed_runs_are_reported_with_their_log_dirs(tmp_path, capsys):
     assert "exit code 3" in capsys.readouterr().err
 
 
+@pytest.mark.integration
 def test_timeout_stops_runs_and_kills_those_that_ignore_sigterm(tmp_path):
     pids = tmp_path / "pids"
     pids.mkdir()
@@ -305,6 +306,7 @@ if __name__ == "__main__":
 """
 
 
+@pytest.mark.integration
 def test_rlpyt_style_launch_script_runs_end_to_end(tmp_path):
     """A launch script and a train script in rlpyt's shape, with only the imports renamed."""
     two_cpus = len(os.sched_getaffinity(0)) >= 2
@@ -337,6 +339,7 @@ run_experiments("sleeper.py", encode_affinity(n_cpu_core=2, n_gpu=0, set_affinit
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.integration
 def test_interrupting_the_launcher_stops_its_runs(tmp_path, signum):
     pids = tmp_path / "pids"
     pids.mkdir()

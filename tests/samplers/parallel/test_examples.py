@@ -26,6 +26,7 @@ def run_example(name: str, args: list[str], cwd) -> subprocess.CompletedProcess:
     return result
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(180)
 def test_cartpole_cpu_sampler_example_trains_and_evaluates(tmp_path):
     result = run_example("cartpole_cpu_sampler.py", ["--n_steps", "1024", "--log_interval_steps", "512"], tmp_path)
@@ -35,6 +36,7 @@ def test_cartpole_cpu_sampler_example_trains_and_evaluates(tmp_path):
 
 # The samplers themselves are tested in this process (tests/algos/pg/test_recurrent.py runs each);
 # here the script's wiring is, with one of them by default and the others in the slow set.
+@pytest.mark.integration
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize(
     "sample_mode", [pytest.param("cpu", marks=pytest.mark.slow), "gpu", pytest.param("alternating", marks=pytest.mark.slow)]
@@ -47,6 +49,7 @@ def test_example_3_runs_with_each_parallel_sampler(sample_mode, tmp_path):
         assert "Diagnostics/CumSteps" in f.readline()
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(240)
 def test_example_5_dqn_runs_with_the_gpu_sampler(tmp_path):
     args = ["--n_parallel", "2", "--n_steps", "1200", "--log_interval_steps", "600", "--replay_size", "2000", "--eval_max_steps", "1000"]
@@ -56,6 +59,7 @@ def test_example_5_dqn_runs_with_the_gpu_sampler(tmp_path):
         assert "Diagnostics/CumSteps" in f.readline()
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(300)
 def test_example_6_launches_its_grid_of_example_6a_runs_over_the_cores(tmp_path):
     args = ["--runs_per_setting", "1", "--n_steps", "160", "--log_interval_steps", "160", "--max_decorrelation_steps", "0"]

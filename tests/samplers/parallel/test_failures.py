@@ -170,7 +170,7 @@ def ctrl_c_raises():
     signal.signal(signal.SIGINT, previous)
 
 
-@pytest.mark.parametrize("presses", [1, 2])
+@pytest.mark.parametrize("presses", [pytest.param(1, marks=pytest.mark.integration), 2])
 def test_ctrl_c_while_workers_sample_stops_them_within_5s(presses, leak_check, ctrl_c_raises):
     """The second press lands while the sampler waits for its busy workers to quit."""
     sampler = cpu_sampler(EnvCls=FaultyCartPole, env_kwargs=dict(step_sleep=0.01), T=300, B=4)
@@ -232,7 +232,7 @@ def test_workers_exit_on_their_own_when_the_master_is_killed():
         master.wait()
 
 
-@pytest.mark.parametrize("finalizer_first", [False, True])
+@pytest.mark.parametrize("finalizer_first", [pytest.param(False, marks=pytest.mark.integration), True])
 def test_a_script_that_never_calls_shutdown_exits_and_leaves_no_worker(finalizer_first):
     """At interpreter exit the sampler stops its workers before multiprocessing joins them. A
     weakref.finalize made first (TemporaryDirectory makes one) used to order that the other way: a hang."""

@@ -146,6 +146,7 @@ def test_a_failing_or_killed_served_worker_is_one_error_within_5s(SamplerCls, af
     leak_check.assert_clean()
 
 
+@pytest.mark.integration
 def test_a_stuck_served_worker_is_reported_with_its_stack(leak_check):
     sampler = faulty_served(GpuSampler, "hang", worker_timeout=2.0)
     sampler.initialize(CategoricalPgAgent(), affinity=workers(2), seed=SEED)

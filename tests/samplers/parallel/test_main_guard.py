@@ -54,6 +54,7 @@ def _run(tmp_path: Path, start_method: str, guarded: bool) -> subprocess.Complet
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
+@pytest.mark.integration
 def test_unguarded_script_under_spawn_fails_with_an_error_naming_the_missing_guard(tmp_path):
     done = _run(tmp_path, "spawn", guarded=False)
     assert done.returncode == 1

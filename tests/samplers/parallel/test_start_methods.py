@@ -49,7 +49,7 @@ def new_sampler(start_method):
     )
 
 
-@pytest.mark.parametrize("start_method", ["spawn", "forkserver"])
+@pytest.mark.parametrize("start_method", ["spawn", pytest.param("forkserver", marks=pytest.mark.integration)])
 def test_workers_started_by_spawn_or_forkserver_produce_the_same_run_as_fork(start_method, leak_check):
     """Also shows the model reaches spawned workers as shared memory, not a copy: they see the new weights."""
     reference, reference_eval = run_batches(new_sampler("fork"))
@@ -62,7 +62,7 @@ def test_workers_started_by_spawn_or_forkserver_produce_the_same_run_as_fork(sta
     assert eval_returns == reference_eval and len(eval_returns) == 4
 
 
-@pytest.mark.parametrize("start_method", ["spawn", "forkserver"])
+@pytest.mark.parametrize("start_method", [pytest.param("spawn", marks=pytest.mark.integration), "forkserver"])
 def test_spawn_and_forkserver_workers_report_an_env_error_within_5s(start_method, leak_check):
     env_kwargs = dict(fail_in="step", fail_seed=10 + 3)
     sampler = cpu_sampler(EnvCls=FaultyCartPole, env_kwargs=env_kwargs, T=100, start_method=start_method)
