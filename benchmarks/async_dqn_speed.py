@@ -5,8 +5,9 @@
     python benchmarks/async_dqn_speed.py --n_steps 20000 --min_steps_learn 5000
 
 Both use rlpyt's async-CPU example settings (8 envs x 5 steps, replay ratio 8, batch 32; ``--batch_T`` and
-``--replay_ratio`` change them), the default affinity (one worker per CPU, one torch thread for the
-optimiser) and the same seed. Speed is counted over the learning phase only: from the first log row after
+``--replay_ratio`` change them), each runner's default affinity (sync: one sampler worker per CPU; async:
+the optimiser keeps one CPU, the workers take the others; one torch thread for each optimiser) and the
+same seed. Speed is counted over the learning phase only: from the first log row after
 ``min_steps_learn`` to the end, so start-up and the replay's warm-up do not count. It prints each run's
 steps/s and replay ratio, and the ratio async / sync.
 

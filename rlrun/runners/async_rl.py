@@ -15,6 +15,7 @@ the optimiser, so a slower optimiser let the ratio fall; here the sampler also s
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Mapping, Sequence
 from multiprocessing.connection import Connection, Pipe
@@ -34,6 +35,8 @@ from rlrun.runners.async_processes import (
 )
 from rlrun.runners.master_affinity import apply_master_affinity
 from rlrun.runners.minibatch_rl import MinibatchRl, MinibatchRlBase, MinibatchRlEval
+from rlrun.samplers.async_.alternating_sampler import AsyncAlternatingSampler
+from rlrun.samplers.async_.parallel import AsyncParallelSamplerMixin
 from rlrun.samplers.parallel.base import resolve_start_method
 from rlrun.utils.logging import logger
 from rlrun.utils.seed import make_seed, set_seed
@@ -75,12 +78,32 @@ def split_async_affinity(affinity: Mapping[str, Any] | None) -> tuple[dict[str, 
     return dict(sampler), dict(optimizer[0])
 
 
+def default_sampler_affinity(sampler: Any) -> dict[str, Any] | None:
+    """The sampler's affinity when the run names none: the optimiser keeps one of the usable cores to
+    itself and a parallel sampler's workers take the others, unpinned (the layout of
+    ``make_affinity(..., async_sample=True)``). None (one worker per core) on a single core, and for
+    the alternating samplers, whose two worker groups want every core.
+
+    Without it the optimiser shares its core with a worker and gets a fair share of it, so it falls
+    behind and, held by ``max_sampler_lead_itrs``, the sampler then idles: on 2 cores (Pong, replay
+    ratio 0.5) async DQN ran at 543-575 steps/s with a worker per core and 630 with this layout
+    (``benchmarks/async_dqn_speed.py``).
+    """
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2 or not isinstance(sampler, AsyncParallelSamplerMixin):
+        return None
+    if isinstance(sampler, AsyncAlternatingSampler):
+        return None
+    return dict(workers_cpus=tuple((cpu,) for cpu in cpus[1:]), set_affinity=False)
+
+
 class AsyncRlBase(MinibatchRlBase):
     """The asynchronous loop, start-up and shutdown; the subclasses choose what a log row reports.
 
     ``sampler`` is an asynchronous sampler (:mod:`rlrun.samplers.async_`), ``algo`` one with
     ``async_initialize`` (DQN, CategoricalDQN). ``affinity``: ``make_affinity(..., async_sample=True)``'s
-    dict or None (no pinning, one torch thread for the optimiser, the sampler's default workers).
+    dict or None (no pinning, one torch thread for the optimiser, one core kept for it:
+    :func:`default_sampler_affinity`).
     ``process_timeout`` (seconds, None for none) is the longest the optimiser waits for the sampler to
     make progress (a batch reported or copied) before it reports the run stuck, with the stacks of the
     sampler process and the copier; a process that fails or dies is reported within a second.
@@ -119,6 +142,8 @@ class AsyncRlBase(MinibatchRlBase):
         if process_timeout is not None and not float(process_timeout) > 0:
             raise ValueError(f"process_timeout must be a positive number of seconds or None, got {process_timeout!r}.")
         self.sampler_affinity, self.optimizer_affinity = split_async_affinity(affinity)
+        if affinity is None:
+            self.sampler_affinity = default_sampler_affinity(sampler)
         # kwargs: AsyncRl's log_traj_window. Checkpoints are not offered: the replay keeps changing under the copier.
         super().__init__(
             algo, agent, sampler, n_steps, seed=seed, affinity=None, log_interval_steps=log_interval_steps, **kwargs
