@@ -100,6 +100,13 @@ def main() -> None:
     args = parser.parse_args()
     if args.n_steps < 2 * args.min_steps_learn:
         parser.error("n_steps must be at least twice min_steps_learn (the speed is measured after learning starts).")
+    updates = args.replay_ratio * args.batch_T * 8 / 32  # per batch, in synchronous DQN
+    if updates < 1 or updates != int(updates):
+        parser.error(
+            f"synchronous DQN makes a whole number of updates of 32 per batch of {args.batch_T * 8} steps (at least "
+            f"one), so it cannot run at replay ratio {args.replay_ratio:g}, where it would make {updates:g}: choose "
+            "--batch_T and --replay_ratio so that replay_ratio * batch_T * 8 / 32 is a whole number."
+        )
     with tempfile.TemporaryDirectory() as folder:
         results = {
             kind: run(kind, args.n_steps, args.min_steps_learn, args.replay_ratio, args.batch_T, folder)

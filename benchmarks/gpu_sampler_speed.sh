@@ -34,63 +34,10 @@ for arg in "$@"; do
         *) echo "unknown argument $arg (use --dry-run or --help)" >&2; exit 2 ;;
     esac
 done
-PYTHON=${PYTHON:-python3}
-SITE=${SITE:-/tmp/site}
-STAMP=$(date +%Y%m%d_%H%M%S)
-RUN_DIR=${RESULTS:-results}/gpu_sampler_speed_${STAMP}$([ "$DRY_RUN" = 1 ] && echo _dry_run)
-mkdir -p "$RUN_DIR" || exit 2
-SUMMARY=$RUN_DIR/summary.txt
-BROKEN=()  # steps that crashed or timed out
-MISSED=()  # benchmark runs that completed but missed a target (sampler_speed.py --check exits 1)
-
-say() { echo "$*" | tee -a "$SUMMARY"; }
-
-# step NAME SECONDS CMD...: run CMD under its own timeout, its output to the terminal and to $RUN_DIR/NAME.log.
-step() {
-    local name=$1 seconds=$2
-    shift 2
-    say ""
-    say "=== $name (timeout ${seconds}s): $*"
-    timeout --kill-after=10 "$seconds" "$@" 2>&1 | tee "$RUN_DIR/$name.log"
-    local rc=${PIPESTATUS[0]}
-    if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
-        say "=== $name: TIMED OUT after ${seconds}s"
-        BROKEN+=("$name (timed out)")
-    elif [ "$rc" = 1 ] && grep -q "^FAIL: missed" "$RUN_DIR/$name.log"; then
-        say "=== $name: completed, a target missed ($(grep "^FAIL: missed" "$RUN_DIR/$name.log"))"
-        MISSED+=("$name")
-    elif [ "$rc" != 0 ]; then
-        say "=== $name: FAILED with exit code $rc"
-        BROKEN+=("$name (exit $rc)")
-    else
-        say "=== $name: ok"
-    fi
-    return "$rc"
-}
-
-say "gpu_sampler_speed $(date -Is) on $(hostname), $(nproc) CPUs, git $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
-say "results in $RUN_DIR"
-
-if [ -d .whl ] && compgen -G ".whl/*.whl" >/dev/null; then
-    step install_wheels 90 "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
-        --target "$SITE" .whl/*.whl || { say "cannot install the wheels in .whl/"; exit 2; }
-    export PYTHONPATH=$SITE:$PWD${PYTHONPATH:+:$PYTHONPATH}
-else
-    say "no .whl/ here: gymnasium and ale-py must be importable already"
-    export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-fi
-export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1
-
-step versions 45 "$PYTHON" -c "
-import os, sys, torch, numpy, gymnasium, ale_py, psutil
-print('python', sys.version.split()[0], 'torch', torch.__version__, 'numpy', numpy.__version__,
-      'gymnasium', gymnasium.__version__, 'ale_py', ale_py.__version__)
-print('cpus', os.cpu_count(), 'usable', len(os.sched_getaffinity(0)), 'load', os.getloadavg())
-print('cuda', torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else '')
-" || { say "the imports fail: nothing to measure"; exit 2; }
-if command -v nvidia-smi >/dev/null; then
-    step nvidia_smi 20 nvidia-smi --query-gpu=name,memory.used,memory.total,utilization.gpu --format=csv
-fi
+NAME=gpu_sampler_speed
+# shellcheck source=benchmarks/gpu_common.sh
+. benchmarks/gpu_common.sh
+setup_python
 
 if [ "$DRY_RUN" = 1 ]; then
     # The same steps on the CPU with tiny settings, to show the script works before GPU time is spent.
@@ -117,13 +64,4 @@ for log in "$RUN_DIR"/main_b60.log "$RUN_DIR"/large_b120.log; do
     # From the table header to the end: the table, the ceilings and every ratio with its verdict.
     sed -n '/^ceiling:/,$p' "$log" | tee -a "$SUMMARY"
 done
-say ""
-if [ "${#BROKEN[@]}" -gt 0 ]; then
-    say "RESULT: steps failed or timed out: ${BROKEN[*]}${MISSED:+; targets missed in: ${MISSED[*]}}"
-    exit 2
-fi
-if [ "${#MISSED[@]}" -gt 0 ]; then
-    say "RESULT: every step ran; targets missed in: ${MISSED[*]} (see the MISSED lines above)"
-    exit 1
-fi
-say "RESULT: every step ran and every target was met"
+finish

@@ -115,6 +115,29 @@ STEPS: tuple[Step, ...] = (
         what="one SAC gradient step against Stable-Baselines3's",
     ),
     Step(
+        "async_dqn_speed",
+        (
+            "benchmarks/async_dqn_speed.py",
+            "--batch_T",
+            "8",
+            "--replay_ratio",
+            "0.5",
+            "--n_steps",
+            "20000",
+            "--min_steps_learn",
+            "4000",
+        ),
+        ("--batch_T", "8", "--replay_ratio", "0.5", "--n_steps", "640", "--min_steps_learn", "192"),
+        (
+            Headline(
+                "async / sync DQN steps/s (Pong, replay ratio 0.5)", r"async / sync steps per second: ([\d.]+)", 1.3
+            ),
+            Headline("bound on that ratio from sync's phases", r"bound from the sync phases on \d+ cores: ([\d.]+)"),
+        ),
+        timeout=400,
+        what="AsyncRl against MinibatchRl + CpuSampler at the same replay ratio, beside the bound overlap allows",
+    ),
+    Step(
         "learning_cartpole",
         ("benchmarks/learning_cartpole.py", "--algos", "ppo", "a2c", "dqn", "--seeds", "0", "1", "2"),
         ("--algos", "ppo", "--seeds", "0", "--n_steps", "2048", "--eval_every", "1024"),

@@ -54,6 +54,12 @@ def build_and_train(
     eval_max_steps=int(10e3),
     batch_B=36,
 ):
+    affinity = gpu_affinity()
+    where = {
+        k: "cpu" if a.get("cuda_idx") is None else f"cuda:{a['cuda_idx']}"
+        for k, a in (("optimiser", affinity["optimizer"][0]), ("sampler", affinity["sampler"]))
+    }
+    print(f"Devices: the optimiser trains on {where['optimiser']}, the sampler acts on {where['sampler']}.")
     sampler = AsyncGpuSampler(
         EnvCls=AtariEnv,
         TrajInfoCls=AtariTrajInfo,
@@ -74,11 +80,16 @@ def build_and_train(
         sampler=sampler,
         n_steps=n_steps,
         log_interval_steps=log_interval_steps,
-        affinity=gpu_affinity(),
+        affinity=affinity,
     )
     config = dict(game=game)
     with logger_context("async_dqn", run_ID, "async_dqn_" + game, config):
-        return runner.train()
+        row = runner.train()
+    print(
+        f"Final row: {row['Diagnostics/CumSteps']:,.0f} steps, {row['Diagnostics/StepsPerSecond']:,.0f} steps/s, "
+        f"evaluation return {row['ReturnAverage']:.1f}."
+    )
+    return row
 
 
 if __name__ == "__main__":
