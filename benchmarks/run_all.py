@@ -250,15 +250,17 @@ def write_plot(outcomes: list[Outcome], path: Path) -> bool:
     ys = range(len(rows))
     colors = []
     for _label, value, target, higher in rows:
-        met = target is None or (value >= target if higher else value <= target)
-        colors.append("tab:green" if met else "tab:red")
+        if target is None:
+            colors.append("tab:gray")  # a figure shown for context, with nothing to meet
+        else:
+            colors.append("tab:green" if (value >= target if higher else value <= target) else "tab:red")
     ax.barh(list(ys), [r[1] for r in rows], color=colors)
     for y, (_label, _value, target, _higher) in zip(ys, rows):
         if target is not None:
             ax.plot([target, target], [y - 0.4, y + 0.4], color="black", linewidth=2)
     ax.set_yticks(list(ys), [f"{r[0]}{'' if r[3] else ' (lower is better)'}" for r in rows], fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlabel("measured (bar) and target (black tick); green: target met")
+    ax.set_xlabel("measured (bar) and target (black tick); green: target met, grey: no target")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
