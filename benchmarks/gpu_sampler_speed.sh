@@ -20,6 +20,8 @@
 #   bash benchmarks/gpu_sampler_speed.sh                      # on the GPU machine (about 3 minutes)
 #   RESULTS=/some/dir bash benchmarks/gpu_sampler_speed.sh    # results elsewhere than ./results
 #   bash benchmarks/gpu_sampler_speed.sh --dry-run            # anywhere: the same steps on the CPU, tiny
+#   bash benchmarks/gpu_sampler_speed.sh --scaling            # instead: CpuSampler and GpuSampler at 1, 2,
+#                                                             # 4, 8 and 15 workers of 4 envs (about 5 minutes)
 #
 # Exit code: 0 every target met, 1 a target missed (the runs completed), 2 a step failed or timed out.
 # Environment: PYTHON (default python3), RESULTS (default results), SITE (default /tmp/site).
@@ -27,11 +29,13 @@ set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
 DRY_RUN=0
+SCALING=0
 for arg in "$@"; do
     case "$arg" in
         --dry-run) DRY_RUN=1 ;;
+        --scaling) SCALING=1 ;;
         -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
-        *) echo "unknown argument $arg (use --dry-run or --help)" >&2; exit 2 ;;
+        *) echo "unknown argument $arg (use --dry-run, --scaling or --help)" >&2; exit 2 ;;
     esac
 done
 NAME=gpu_sampler_speed
@@ -50,6 +54,25 @@ else
     LARGE=(--batch-B 120 --workers 15 --repeats 3)
 fi
 METHODS=serial,cpu,gpu,alternating,alternating_nooverlap,gym_async
+
+if [ "$SCALING" = 1 ]; then
+    # Steps per second, share of the ceiling and cores used as workers are added; each run prints its table.
+    if [ "$DRY_RUN" = 1 ]; then WORKERS=(1 2); ROUNDS=(--seconds 0.5 --repeats 1 --warmup 0.2 --decorrelation-steps 10)
+    else WORKERS=(1 2 4 8 15); ROUNDS=(--seconds 2 --repeats 2); fi
+    for w in "${WORKERS[@]}"; do
+        step "scaling_w$w" 90 "$PYTHON" benchmarks/sampler_speed.py --device "$DEVICE" --workers "$w" \
+            --batch-B $((4 * w)) --only cpu,gpu "${ROUNDS[@]}"
+    done
+    say ""
+    say "=== summary: steps/s and share of the ceiling per worker count"
+    for w in "${WORKERS[@]}"; do
+        log=$RUN_DIR/scaling_w$w.log
+        [ -f "$log" ] || continue
+        say "--- $w workers"
+        grep -E "^rlrun (CpuSampler|GpuSampler)|^ceiling|CpuSampler / ceiling" "$log" | tee -a "$SUMMARY"
+    done
+    finish
+fi
 
 step main_b60 270 "$PYTHON" benchmarks/sampler_speed.py --device "$DEVICE" "${MAIN[@]}" \
     --only "$METHODS" --check

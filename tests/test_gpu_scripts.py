@@ -13,9 +13,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def dry_run(script: str, results: Path) -> tuple[subprocess.CompletedProcess, str]:
+def dry_run(script: str, results: Path, *args: str) -> tuple[subprocess.CompletedProcess, str]:
     result = subprocess.run(
-        ["bash", str(ROOT / "benchmarks" / script), "--dry-run"],
+        ["bash", str(ROOT / "benchmarks" / script), "--dry-run", *args],
         cwd=ROOT,
         env=dict(os.environ, PYTHON=sys.executable, RESULTS=str(results)),
         capture_output=True,
@@ -49,3 +49,40 @@ def test_gpu_sampler_speed_script_runs_each_step_on_the_cpu(tmp_path):
     assert "=== main_b60:" in summary and "=== large_b120:" in summary
     assert "FAILED" not in summary and "TIMED OUT" not in summary
     assert "--- main_b60" in summary and "ceiling:" in summary
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(300)
+def test_gpu_sampler_speed_scaling_runs_a_step_per_worker_count(tmp_path):
+    result, summary = dry_run("gpu_sampler_speed.sh", tmp_path, "--scaling")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    for workers in (1, 2):
+        assert f"=== scaling_w{workers}: ok" in summary and f"--- {workers} workers" in summary
+    assert summary.count("rlrun CpuSampler") == 2 and summary.count("rlrun GpuSampler") == 2
+    assert "main_b60" not in summary  # --scaling runs the scaling alone
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(420)
+def test_pong_learning_gpu_script_trains_each_algorithm_on_the_cpu_and_summarises_the_runs(tmp_path):
+    result, summary = dry_run("gpu_pong_learning.sh", tmp_path)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    for algo in ("ppo", "a2c", "dqn"):
+        assert f"=== {algo}: ok" in summary
+    assert "18 not reached" in summary  # a few hundred steps on the CPU: the summary says so, per run
+    assert summary.rstrip().endswith("RESULT: every step ran and every target was met")
+
+
+def test_curve_summary_finds_the_first_row_at_the_target(tmp_path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("curve_summary", ROOT / "benchmarks" / "curve_summary.py")
+    curve_summary = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(curve_summary)
+    (tmp_path / "progress.csv").write_text(
+        "Diagnostics/CumSteps,Diagnostics/CumTime (s),ReturnAverage\n"
+        "1000,10,\n2000,20,-20.5\n3000,30,18.2\n4000,40,19.0\n5000,50,17.0\n"
+    )
+    line = curve_summary.summarise(str(tmp_path), 18)
+    assert "reached 18 at 3,000 steps, 30 s; best 19.0, last 17.0; 5,000 steps in 50 s (100 steps/s)" in line
+    assert "21 not reached" in curve_summary.summarise(str(tmp_path), 21)
