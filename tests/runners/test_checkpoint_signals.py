@@ -109,7 +109,9 @@ def test_a_run_killed_with_sigkill_at_a_random_moment_resumes_to_the_uninterrupt
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), pytest.param(signal.SIGTERM, 143, marks=pytest.mark.integration)])
+@pytest.mark.parametrize(
+    "signum, status", [(signal.SIGINT, 130), pytest.param(signal.SIGTERM, 143, marks=pytest.mark.integration)]
+)
 def test_a_signal_in_a_serial_run_finishes_the_iteration_writes_a_checkpoint_and_sets_the_exit_status(
     tmp_path, signum, status
 ):
@@ -130,18 +132,23 @@ def shared_memory_files() -> set[str]:
 
 
 @pytest.mark.timeout(90)
-def test_ctrl_c_in_a_cpu_sampler_run_stops_the_workers_and_leaves_no_shared_memory(tmp_path):
+@pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_ctrl_c_or_sigterm_to_a_cpu_sampler_runs_group_stops_the_workers_and_leaves_no_shared_memory(
+    tmp_path, signum, status
+):
+    """To the whole process group, as a terminal's Ctrl-C, ``timeout``, Slurm and systemd send them: the
+    workers leave the decision to the master, which checkpoints, stops them and exits 128 + signum."""
     shm_before = shared_memory_files()
     proc = start(tmp_path / "run", algo="a2c", sampler="cpu", n_steps=3200, delay=0.3)
     wait_for_line(proc, "ITR 1")
     workers = psutil.Process(proc.pid).children(recursive=True)
     assert len(workers) >= 2
-    os.killpg(proc.pid, signal.SIGINT)
-    assert finish(proc) == 130
+    os.killpg(proc.pid, signum)
+    assert finish(proc) == status
     gone, alive = psutil.wait_procs(workers, timeout=5)
     assert not alive, f"workers left running: {alive}"
     assert shared_memory_files() <= shm_before
     last = checkpoint_itrs(tmp_path / "run")[-1]
     assert last >= 1 and len(rows(tmp_path / "run")) == last + 1
     log = (tmp_path / "run" / "run_0" / "debug.log").read_text()
-    assert "Training interrupted by SIGINT" in log and "sampler is shut down" in log
+    assert f"Training interrupted by {signal.Signals(signum).name}" in log and "sampler is shut down" in log

@@ -340,6 +340,7 @@ class WorkerPool:
         if self._stopped:
             return
         self._stopped = True
+        self.errors.mark_stopping()  # before any SIGTERM: the workers take it as the master's from here on
         with _ctrl_c_deferred():
             # Only to the workers that were made: a start-up that failed half-way has fewer than its labels.
             self.send(Command(CommandKind.QUIT), ranks=range(len(self._commands)))

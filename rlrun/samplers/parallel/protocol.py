@@ -146,16 +146,28 @@ class SamplerWorkerError(RuntimeError):
 
 
 class WorkerErrors:
-    """One shared-memory slot per worker for the traceback that stopped it.
+    """One shared-memory slot per worker for the traceback that stopped it, and the master's stop flag.
 
     The text is in place before the worker exits, so the master never waits for a message in flight,
-    and a worker found dead has either reported or died without a word (a signal).
+    and a worker found dead has either reported or died without a word (a signal). The flag is set
+    once the master starts stopping its workers: a SIGTERM before that is not the master's (see
+    :func:`~rlrun.samplers.parallel.worker.sampling_process`).
     """
 
     def __init__(self, ctx: Any, n_workers: int, capacity: int = ERROR_TEXT_BYTES) -> None:
         self.capacity = capacity
         self._lengths = ctx.RawArray(ctypes.c_int64, n_workers)
         self._text = ctx.RawArray(ctypes.c_char, n_workers * capacity)
+        self._stopping = ctx.RawValue(ctypes.c_int8, 0)
+
+    @property
+    def stopping(self) -> bool:
+        """True once the master has begun to stop the workers."""
+        return bool(self._stopping.value)
+
+    def mark_stopping(self) -> None:
+        """Master: from now on a SIGTERM to a worker comes from this master (or with its consent)."""
+        self._stopping.value = 1
 
     def report(self, rank: int, text: str) -> None:
         """Worker: store ``text`` (its start and end, if too long)."""

@@ -176,9 +176,18 @@ class StepSignal:
         return True
 
 
-def _exit_on_sigterm(signum, frame) -> None:
-    # Turns the master's terminate() into SystemExit, so the finally block closes the envs.
-    raise SystemExit(128 + signum)
+def _sigterm_handler(parent: ParentWatch, errors: WorkerErrors) -> Callable[[int, Any], None]:
+    """SIGTERM exits (as SystemExit, so the finally block closes the envs) once the master is stopping
+    its workers or is gone. Before that it is a signal to the whole process group (``timeout``, Slurm,
+    systemd, ``kill -TERM -PGID``), which the master received too: as with Ctrl-C, the master decides,
+    finishing its iteration, checkpointing and then stopping the workers. Were the workers to die at
+    once, the run would end with a worker error instead."""
+
+    def handler(signum: int, frame: Any) -> None:
+        if errors.stopping or not parent.alive():
+            raise SystemExit(128 + signum)
+
+    return handler
 
 
 def sampling_process(spec: SamplerSpec, settings: WorkerSettings, end: WorkerEnd, errors: WorkerErrors) -> None:
@@ -191,7 +200,7 @@ def sampling_process(spec: SamplerSpec, settings: WorkerSettings, end: WorkerEnd
     parent = ParentWatch()
     # Ctrl-C in a terminal reaches every process of the group; the master alone decides what follows.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    signal.signal(signal.SIGTERM, _sigterm_handler(parent, errors))
     end.enable_stack_dumps()
     w, served = settings, spec.agent is None
     envs: list = []

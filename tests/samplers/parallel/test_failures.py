@@ -244,3 +244,20 @@ def test_a_script_that_never_calls_shutdown_exits_and_leaves_no_worker(finalizer
     finally:
         master.kill()
         master.wait()
+
+
+def test_a_sigterm_to_the_workers_while_the_master_runs_leaves_the_decision_to_the_master(leak_check):
+    """A SIGTERM to the process group (timeout, Slurm, systemd) reaches the workers too; they keep sampling,
+    and stop when the master stops them (its own last-resort SIGTERM comes after it began stopping)."""
+    sampler = cpu_sampler(T=10, B=4)
+    start(sampler, seed=0)
+    sampler.obtain_samples(0)
+    processes = sampler.workers
+    for process in processes:
+        os.kill(process.pid, signal.SIGTERM)
+    time.sleep(0.3)
+    assert all(process.exitcode is None for process in processes)
+    samples, _ = sampler.obtain_samples(1)
+    assert samples.env.reward.shape == (10, 4)
+    sampler.shutdown()
+    leak_check.assert_clean()  # every worker gone, nothing left in /dev/shm
