@@ -1,5 +1,8 @@
-# Shared by the one-command GPU scripts (gpu_sampler_speed.sh, gpu_async_sync_rl.sh); source it after
-# setting NAME (the script's name) and DRY_RUN (0 or 1). It sets up:
+# Shared by the one-command GPU scripts (gpu_sampler_speed.sh, gpu_async_sync_rl.sh, gpu_pong_learning.sh).
+# From the repository root, source it with the script's arguments after setting NAME (the script's name),
+# FLAGS (the options it takes, e.g. "--dry-run --scaling") and HELP (its help lines for sed, e.g. 2,20).
+# Each flag given sets its variable to 1 (--dry-run: DRY_RUN, --scaling: SCALING; 0 when absent); --help
+# prints the help lines; anything else exits 2. It sets up:
 #   - $RUN_DIR: $RESULTS/<NAME>_<time>[_dry_run]/, with one log per step and summary.txt;
 #   - say: print a line and append it to the summary;
 #   - step NAME SECONDS CMD...: run CMD under its own timeout, its output to the terminal and to
@@ -9,6 +12,22 @@
 #     versions, the CPUs and the GPU; exits 2 if the imports fail;
 #   - finish: the final RESULT line and the exit code (0 all ran and met, 1 a target missed, 2 a step broke).
 # Environment: PYTHON (default python3), RESULTS (default results), SITE (default /tmp/site).
+
+for flag in $FLAGS; do
+    var=${flag#--}
+    printf -v "${var//-/_}" 0
+done
+for arg in "$@"; do
+    case " $FLAGS " in
+        *" $arg "*) var=${arg#--}; printf -v "${var//-/_}" 1; continue ;;
+    esac
+    case "$arg" in
+        -h | --help) sed -n "${HELP}p" "$0"; exit 0 ;;
+        *) echo "unknown argument $arg (use ${FLAGS// /, } or --help)" >&2; exit 2 ;;
+    esac
+done
+DRY_RUN=${dry_run:-0}
+SCALING=${scaling:-0}
 
 PYTHON=${PYTHON:-python3}
 SITE=${SITE:-/tmp/site}

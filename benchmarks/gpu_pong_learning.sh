@@ -18,17 +18,11 @@
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
-DRY_RUN=0
-for arg in "$@"; do
-    case "$arg" in
-        --dry-run) DRY_RUN=1 ;;
-        -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
-        *) echo "unknown argument $arg (use --dry-run or --help)" >&2; exit 2 ;;
-    esac
-done
 NAME=gpu_pong_learning
+FLAGS="--dry-run"
+HELP=2,16
 # shellcheck source=benchmarks/gpu_common.sh
-. benchmarks/gpu_common.sh
+. benchmarks/gpu_common.sh "$@"
 setup_python
 
 TARGET=18

@@ -28,19 +28,11 @@
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
-DRY_RUN=0
-SCALING=0
-for arg in "$@"; do
-    case "$arg" in
-        --dry-run) DRY_RUN=1 ;;
-        --scaling) SCALING=1 ;;
-        -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
-        *) echo "unknown argument $arg (use --dry-run, --scaling or --help)" >&2; exit 2 ;;
-    esac
-done
 NAME=gpu_sampler_speed
+FLAGS="--dry-run --scaling"
+HELP=2,25
 # shellcheck source=benchmarks/gpu_common.sh
-. benchmarks/gpu_common.sh
+. benchmarks/gpu_common.sh "$@"
 setup_python
 
 if [ "$DRY_RUN" = 1 ]; then

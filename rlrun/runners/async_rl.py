@@ -90,9 +90,11 @@ def default_sampler_affinity(sampler: Any) -> dict[str, Any] | None:
     (``benchmarks/async_dqn_speed.py``).
     """
     cpus = sorted(os.sched_getaffinity(0))
-    if len(cpus) < 2 or not isinstance(sampler, AsyncParallelSamplerMixin):
-        return None
-    if isinstance(sampler, AsyncAlternatingSampler):
+    if (
+        len(cpus) < 2
+        or not isinstance(sampler, AsyncParallelSamplerMixin)
+        or isinstance(sampler, AsyncAlternatingSampler)
+    ):
         return None
     return dict(workers_cpus=tuple((cpu,) for cpu in cpus[1:]), set_affinity=False)
 
