@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from rlrun.models.utils import strip_ddp_state_dict, unwrap_ddp
+from rlrun.utils.buffer import buffer_to
 from rlrun.utils.collections import NamedArrayTuple, namedarraytuple
 from rlrun.utils.random_streams import EnvStreams
 from rlrun.utils.shared_memory import np_mp_array
@@ -155,6 +156,18 @@ class BaseAgent:
         self.device = device
         self.model.to(device)
         _log.info("Agent model on device %s.", device)
+
+    def inputs_to_device(self, buffer: Any) -> Any:
+        """``buffer`` (CPU tensors from a sampler or a batch) on the model's device; unchanged on the CPU.
+
+        An agent on the CPU skips :func:`~rlrun.utils.buffer.buffer_to`'s walk of the nested tuples: it
+        runs on every sampler step.
+        """
+        return buffer if self.device.type == "cpu" else buffer_to(buffer, self.device)
+
+    def outputs_to_cpu(self, buffer: Any) -> Any:
+        """The model's outputs moved to the CPU for the sampler's buffers; unchanged on the CPU."""
+        return buffer if self.device.type == "cpu" else buffer_to(buffer, "cpu")
 
     def data_parallel(self) -> None:
         """Wrap ``model`` in ``DistributedDataParallel`` for multi-process training (SyncRl).

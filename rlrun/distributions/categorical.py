@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from rlrun.distributions.base import Distribution
@@ -12,6 +13,10 @@ from rlrun.utils.tensor import select_at_indexes
 __all__ = ["Categorical", "DistInfo", "EPS"]
 
 EPS = 1e-8  # keeps log(p) finite for actions of probability zero
+_DIVERGED = (
+    "Categorical.sample got a probability row that sums to zero or is NaN; the policy has diverged (check the "
+    "learning rate and the inputs for NaN)."
+)
 
 DistInfo = namedarraytuple("DistInfo", ["prob"])
 
@@ -47,18 +52,24 @@ class Categorical(DiscreteMixin, Distribution):
             sample = torch.multinomial(p.reshape(-1, self.dim), num_samples=1)
             return sample.reshape(p.shape[:-1]).to(self.dtype)
         uniform = self.check_uniform(uniform, p.shape[:-1], p.device)
+        # The action is the number of CDF entries at or below the point: the first entry above it. Scaling
+        # by the row total keeps the point inside the row when float32 probabilities do not sum to exactly
+        # 1. In IEEE arithmetic u * total < total for every u < 1, so an entry above the point exists, and
+        # its action has a positive probability.
+        # On the CPU in numpy: a sampler's batch is small, and each torch op costs microseconds.
+        if p.device.type == "cpu" and p.dtype in (torch.float32, torch.float64):
+            cdf_np = np.cumsum(p.detach().numpy(), axis=-1, dtype=np.float64)
+            total_np = cdf_np[..., -1:]
+            if not (total_np > 0).all():
+                raise ValueError(_DIVERGED)
+            point_np = uniform.numpy().astype(np.float64, copy=False) * total_np
+            return torch.from_numpy(np.asarray((cdf_np <= point_np).sum(axis=-1))).to(self.dtype)
         cdf = torch.cumsum(p.to(torch.float64), dim=-1)
         total = cdf[..., -1:]
         if not torch.all(total > 0):
-            raise ValueError(
-                "Categorical.sample got a probability row that sums to zero or is NaN; the policy has "
-                "diverged (check the learning rate and the inputs for NaN)."
-            )
-        # Scaling by the row total keeps the point inside the row when float32 probabilities do not sum
-        # to exactly 1. In IEEE arithmetic u * total < total for every u < 1, so the first CDF entry
-        # above the point exists, and its action has a positive probability.
+            raise ValueError(_DIVERGED)
         point = uniform.to(torch.float64) * total
-        return torch.searchsorted(cdf, point, right=True).squeeze(-1).to(self.dtype)
+        return (cdf <= point).sum(dim=-1).to(self.dtype)
 
     def entropy(self, dist_info: NamedArrayTuple) -> torch.Tensor:
         p = dist_info.prob

@@ -64,8 +64,9 @@ class EnvInfoConverter:
     def __call__(self, info: dict, timeout: bool) -> Any:
         if not self._known.issuperset(info):
             self._unexpected(info)
-        nulls = self._nulls
-        return self.EnvInfoCls(timeout, *(info.get(k, nulls[i]) for i, k in enumerate(self._keys)))
+        if not self._keys:  # CartPole's and most classic envs' case: an empty info
+            return self.EnvInfoCls(timeout)
+        return self.EnvInfoCls(timeout, *[info.get(k, null) for k, null in zip(self._keys, self._nulls)])
 
     def _unexpected(self, info: dict) -> None:
         new = sorted(str(k) for k in info if k not in self._known and k not in self._warned)

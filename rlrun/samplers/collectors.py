@@ -45,6 +45,7 @@ class BaseCollector:
     """Steps ``envs`` and fills ``samples_np`` (this collector's columns), ``batch_T`` steps per call."""
 
     mid_batch_reset: bool = True
+    _traj_info_reads_agent_info: bool = True  # for subclasses whose __init__ skips this one's
 
     def __init__(
         self,
@@ -66,6 +67,9 @@ class BaseCollector:
         self.batch_T = batch_T
         self.traj_info_kwargs = dict(traj_info_kwargs or {})
         self.TrajInfoCls = BoundTrajInfoCls(TrajInfoCls, self.traj_info_kwargs)
+        # TrajInfo.step ignores agent_info, so the per-env slice of it (a namedarraytuple rebuilt per env
+        # step) is taken only for a TrajInfo class whose step may read it.
+        self._traj_info_reads_agent_info = getattr(TrajInfoCls, "step", TrajInfo.step) is not TrajInfo.step
         self.agent = agent
         self.sync = sync
         self.step_buffer_np = step_buffer_np
@@ -110,7 +114,8 @@ class BaseCollector:
         (``env_info.traj_done`` where the env reports it, else done) goes to ``completed`` and a new one
         starts. Returns the env's ``(observation, reward, done, env_info)``; resetting is the caller's."""
         o, r, d, env_info = self.envs[b].step(action)
-        traj_infos[b].step(observation, action, r, d, agent_info[b] if agent_info else None, env_info)
+        info_b = agent_info[b] if agent_info and self._traj_info_reads_agent_info else None
+        traj_infos[b].step(observation, action, r, d, info_b, env_info)
         if getattr(env_info, "traj_done", d):
             completed.append(traj_infos[b].terminate(o))
             traj_infos[b] = self.new_traj_info()

@@ -218,13 +218,16 @@ class GymSpaceWrapper(Space):
         return cls(*(self._convert(v, s, k) for v, s, k in zip(items, space.spaces, sub_keys)))
 
     def revert(self, value: Any) -> Any:
-        """rlrun value -> Gymnasium value (a Python int for Discrete spaces)."""
+        """rlrun value -> Gymnasium value (a numpy integer scalar of the space's dtype for Discrete spaces,
+        as Gymnasium's vector envs pass: ``Discrete.contains`` checks a Python int against ``np.iinfo``,
+        which cost more than the rest of the wrapper's step)."""
         return self._revert(value, self._gym_space, self._dict_keys)
 
     def _revert(self, value, gym_space, keys):
         if keys is None:
             if type(gym_space).__name__ == "Discrete":
-                return int(value)
+                dtype = getattr(gym_space, "dtype", None)
+                return int(value) if dtype is None else dtype.type(value)
             return np.asarray(value, dtype=gym_space.dtype)
         kind, dict_keys, sub_keys = keys
         if not is_namedtuple(value):

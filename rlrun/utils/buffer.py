@@ -90,18 +90,33 @@ def numpify_buffer(buffer_: Any) -> Any:
     if _is_node(buffer_):
         return _rebuild(buffer_, (numpify_buffer(b) for b in buffer_))
     if isinstance(buffer_, torch.Tensor):
+        if buffer_.device.type == "cpu" and not buffer_.requires_grad:
+            return buffer_.numpy()  # the common case, per sampler step: one call instead of three
         return buffer_.detach().cpu().numpy()
     return buffer_
 
 
 def buffer_to(buffer_: Any, device: torch.device | str | None = None) -> Any:
-    """Move every tensor of a (nested) buffer to ``device``."""
+    """Move every tensor of a (nested) buffer to ``device``.
+
+    Tensors already there and tuples none of whose leaves moved come back as the same objects: an agent
+    on the CPU calls this on every step, and rebuilding its namedtuples was most of the cost.
+    """
+    if device is None:
+        return _buffer_to(buffer_, None)
+    return _buffer_to(buffer_, torch.device(device))
+
+
+def _buffer_to(buffer_: Any, device: torch.device | None) -> Any:
+    if isinstance(buffer_, torch.Tensor):
+        return buffer_ if buffer_.device == device else buffer_.to(device)
     if buffer_ is None:
         return None
     if _is_node(buffer_):
-        return _rebuild(buffer_, (buffer_to(b, device) for b in buffer_))
-    if isinstance(buffer_, torch.Tensor):
-        return buffer_.to(device)
+        moved = [_buffer_to(b, device) for b in buffer_]
+        if all(m is b for m, b in zip(moved, buffer_)):
+            return buffer_
+        return _rebuild(buffer_, moved)
     if isinstance(buffer_, np.ndarray):
         raise TypeError("buffer_to moves torch tensors; call torchify_buffer on numpy buffers first.")
     return buffer_

@@ -94,12 +94,24 @@ def select_at_indexes(indexes: torch.Tensor, tensor: torch.Tensor) -> torch.Tens
     return tensor.gather(d, index).squeeze(d)
 
 
+_EYES: dict[tuple[int, torch.dtype, torch.device], torch.Tensor] = {}
+
+
 def to_onehot(indexes: torch.Tensor, num: int, dtype: torch.dtype | None = None) -> torch.Tensor:
-    """One-hot encoding along a new last dim of size ``num``."""
+    """One-hot encoding along a new last dim of size ``num`` (a new tensor).
+
+    Rows are gathered from a cached identity matrix: one op where zeros and a scatter took four, and an
+    agent encodes its previous actions on every step. An index outside ``[0, num)`` raises IndexError.
+    """
     dtype = indexes.dtype if dtype is None else dtype
-    onehot = torch.zeros(tuple(indexes.shape) + (num,), dtype=dtype, device=indexes.device)
-    onehot.scatter_(-1, indexes.long().unsqueeze(-1), 1)
-    return onehot
+    key = (num, dtype, indexes.device)
+    eye = _EYES.get(key)
+    if eye is None:
+        eye = _EYES[key] = torch.eye(num, dtype=dtype, device=indexes.device)
+    flat = indexes.reshape(-1)
+    if flat.dtype != torch.long:
+        flat = flat.long()
+    return eye.index_select(0, flat).reshape(*indexes.shape, num)
 
 
 def from_onehot(onehot: torch.Tensor, dim: int = -1, dtype: torch.dtype | None = None) -> torch.Tensor:

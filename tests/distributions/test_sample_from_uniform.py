@@ -37,6 +37,25 @@ def test_categorical_frequencies_from_uniforms_match_the_probabilities():
     torch.testing.assert_close(frequency, prob.double(), atol=0.015, rtol=0)
 
 
+def test_categorical_numpy_path_and_torch_path_choose_the_same_actions():
+    # float32 on the CPU goes through numpy; float16 takes the torch path that CUDA tensors take. float16
+    # values are exact in float32, so both paths see the same float64 CDF and must agree everywhere.
+    gen = torch.Generator().manual_seed(3)
+    prob16 = torch.softmax(torch.randn(500, 7, generator=gen), dim=-1).half()
+    prob16[::5, 2] = 0  # zero-probability actions, and rows that no longer sum to 1
+    uniform = torch.rand(500, 1, generator=gen, dtype=torch.float64)
+    uniform[::7] = TOP
+    dist = Categorical(dim=7)
+    from_torch = dist.sample(DistInfo(prob16), uniform=uniform)
+    from_numpy = dist.sample(DistInfo(prob16.float()), uniform=uniform)
+    assert torch.equal(from_torch, from_numpy) and from_numpy.dtype == from_torch.dtype == torch.long
+    assert not (from_numpy[::5] == 2).any()
+    single = dist.sample(DistInfo(prob16[0].float()), uniform=uniform[0])  # one env: a 0-d action
+    assert single.shape == () and single.item() == from_numpy[0].item()
+    with pytest.raises(ValueError, match="diverged"):
+        dist.sample(DistInfo(torch.zeros(2, 7, dtype=torch.float16)), uniform=torch.zeros(2, 1))
+
+
 def test_categorical_rejects_nan_probabilities_and_wrong_uniform_shapes():
     dist = Categorical(dim=2)
     with pytest.raises(ValueError, match="diverged"):

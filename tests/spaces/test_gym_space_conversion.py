@@ -88,7 +88,7 @@ def test_wrapper_convert_and_revert_round_trip_for_dict_tuple_and_discrete():
     assert wrapper.contains(converted)
     assert converted.image.dtype == np.uint8 and converted.pair.x1.dtype == np.float32
     assert np.array_equal(reverted["image"], value["image"])
-    assert reverted["pair"][0] == value["pair"][0] and type(reverted["pair"][0]) is int
+    assert reverted["pair"][0] == value["pair"][0] and type(reverted["pair"][0]) is type(value["pair"][0]) is np.int64
     assert gym_space.contains(reverted)
 
 

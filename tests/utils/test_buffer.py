@@ -103,6 +103,16 @@ def test_buffer_to_moves_tensors_and_refuses_numpy():
         buffer_to(Pair(a=np.zeros(2), b=None), "cpu")
 
 
+def test_buffer_to_gives_back_the_same_objects_when_nothing_moves():
+    inner = Pair(a=torch.zeros(2), b=None)
+    buf = (torch.ones(1), inner)
+
+    assert buffer_to(buf, "cpu") is buf
+    assert buffer_to(buf, torch.device("cpu")) is buf
+    assert buffer_to(inner, "cpu") is inner
+    assert buffer_to(torch.zeros(1, dtype=torch.float64), "cpu").dtype == torch.float64
+
+
 def test_buffer_method_and_buffer_func_map_every_leaf():
     buf = Pair(a=torch.arange(6).view(2, 3), b=(torch.ones(2, 3), None))
 

@@ -97,3 +97,15 @@ def test_onehot_round_trip():
     torch.testing.assert_close(from_onehot(onehot), indexes)
     assert from_onehot(onehot, dtype=torch.int32).dtype == torch.int32
     torch.testing.assert_close(from_onehot(onehot.transpose(1, 2), dim=1), indexes)
+
+
+def test_onehot_gives_a_fresh_tensor_of_the_asked_dtype_and_refuses_indexes_out_of_range():
+    first = to_onehot(torch.tensor([1, 0]), 3, dtype=torch.float32)
+    first[0, 1] = 7.0  # the cached identity matrix must not change
+    again = to_onehot(torch.tensor([1, 0], dtype=torch.int32), 3, dtype=torch.float32)
+    assert again.tolist() == [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]
+    assert to_onehot(torch.tensor(2), 3).tolist() == [0, 0, 1] and to_onehot(torch.tensor(2), 3).dtype == torch.long
+    assert to_onehot(torch.tensor([[1]]), 2, dtype=torch.bool).tolist() == [[[False, True]]]
+    for bad in (3, -1):
+        with pytest.raises(IndexError):
+            to_onehot(torch.tensor([bad]), 3)

@@ -16,7 +16,6 @@ from rlrun.agents.env_spaces import array_observation_shape, discrete_action_siz
 from rlrun.distributions.epsilon_greedy import EpsilonGreedy
 from rlrun.models.dqn.mlp import DqnMlpModel
 from rlrun.models.utils import strip_ddp_state_dict, update_state_dict
-from rlrun.utils.buffer import buffer_to
 from rlrun.utils.collections import namedarraytuple
 from rlrun.utils.shared_memory import np_mp_array
 
@@ -170,7 +169,7 @@ class DqnAgent(BaseAgent):
 
     def _inputs(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor):
         prev_action = self.distribution.to_onehot(prev_action)
-        return buffer_to((observation, prev_action, prev_reward), device=self.device)
+        return self.inputs_to_device((observation, prev_action, prev_reward))
 
     def __call__(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> torch.Tensor:
         """Q-values ``[..., n_actions]`` on the CPU, with grad."""

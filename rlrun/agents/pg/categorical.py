@@ -12,7 +12,6 @@ from rlrun.agents.pg.base import AgentInfo, AgentInfoRnn, rnn_state_to_storage
 from rlrun.distributions.categorical import Categorical, DistInfo
 from rlrun.models.pg.mlp import CategoricalPgMlpModel
 from rlrun.models.pg.mlp_lstm_model import CategoricalPgLstmModel
-from rlrun.utils.buffer import buffer_to
 
 __all__ = [
     "CategoricalPgAgent",
@@ -46,7 +45,7 @@ class _CategoricalPolicy(BaseAgent):
 
     def _model_inputs(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor, *more: Any) -> Any:
         """The model's inputs on the agent's device, with ``prev_action`` one-hot encoded."""
-        return buffer_to((observation, self.distribution.to_onehot(prev_action), prev_reward, *more), self.device)
+        return self.inputs_to_device((observation, self.distribution.to_onehot(prev_action), prev_reward, *more))
 
     def _choose(self, pi: torch.Tensor) -> torch.Tensor:
         """Sample from ``pi`` (from the env's own random stream where seeded); greedy in eval mode if asked."""
@@ -72,14 +71,14 @@ class CategoricalPgAgent(_CategoricalPolicy):
     def __call__(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> tuple[DistInfo, torch.Tensor]:
         """``(DistInfo(prob [T, B, A]), value [T, B])`` on the CPU, with grad."""
         pi, value = self.model(*self._model_inputs(observation, prev_action, prev_reward))
-        return buffer_to((DistInfo(prob=pi), value), device="cpu")
+        return self.outputs_to_cpu((DistInfo(prob=pi), value))
 
     @torch.no_grad()
     def step(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> AgentStep:
         pi, value = self.model(*self._model_inputs(observation, prev_action, prev_reward))
         action = self._choose(pi)
         agent_info = AgentInfo(dist_info=DistInfo(prob=pi), value=value)
-        action, agent_info = buffer_to((action, agent_info), device="cpu")
+        action, agent_info = self.outputs_to_cpu((action, agent_info))
         return AgentStep(action=action, agent_info=agent_info)
 
     @torch.no_grad()
@@ -121,7 +120,7 @@ class RecurrentCategoricalPgAgentBase(_CategoricalPolicy):
         pi, value, next_rnn_state = self.model(
             *self._model_inputs(observation, prev_action, prev_reward, init_rnn_state)
         )
-        dist_info, value = buffer_to((DistInfo(prob=pi), value), device="cpu")
+        dist_info, value = self.outputs_to_cpu((DistInfo(prob=pi), value))
         return dist_info, value, next_rnn_state
 
     @torch.no_grad()
@@ -136,7 +135,7 @@ class RecurrentCategoricalPgAgentBase(_CategoricalPolicy):
             value=value,
             prev_rnn_state=rnn_state_to_storage(prev_rnn_state, next_rnn_state),
         )
-        action, agent_info = buffer_to((action, agent_info), device="cpu")
+        action, agent_info = self.outputs_to_cpu((action, agent_info))
         self.advance_rnn_state(next_rnn_state)
         return AgentStep(action=action, agent_info=agent_info)
 

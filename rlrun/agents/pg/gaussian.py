@@ -12,7 +12,6 @@ from rlrun.agents.pg.base import AgentInfo, AgentInfoRnn, rnn_state_to_storage
 from rlrun.distributions.gaussian import DistInfoStd, Gaussian
 from rlrun.models.pg.mujoco_ff_model import MujocoFfModel
 from rlrun.models.pg.mujoco_lstm_model import MujocoLstmModel
-from rlrun.utils.buffer import buffer_to
 
 __all__ = [
     "GaussianPgAgent",
@@ -41,7 +40,7 @@ class _GaussianPolicy(BaseAgent):
         )
 
     def _model_inputs(self, *inputs: Any) -> Any:
-        return buffer_to(inputs, device=self.device)
+        return self.inputs_to_device(inputs)
 
     def _choose(self, dist_info: DistInfoStd) -> torch.Tensor:
         """Sample an action (from the env's own random stream where seeded)."""
@@ -64,7 +63,7 @@ class GaussianPgAgent(_GaussianPolicy):
     ) -> tuple[DistInfoStd, torch.Tensor]:
         """``(DistInfoStd(mean, log_std) [T, B, A], value [T, B])`` on the CPU, with grad."""
         mu, log_std, value = self.model(*self._model_inputs(observation, prev_action, prev_reward))
-        return buffer_to((DistInfoStd(mean=mu, log_std=log_std), value), device="cpu")
+        return self.outputs_to_cpu((DistInfoStd(mean=mu, log_std=log_std), value))
 
     @torch.no_grad()
     def step(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> AgentStep:
@@ -72,7 +71,7 @@ class GaussianPgAgent(_GaussianPolicy):
         dist_info = DistInfoStd(mean=mu, log_std=log_std)
         action = self._choose(dist_info)
         agent_info = AgentInfo(dist_info=dist_info, value=value)
-        action, agent_info = buffer_to((action, agent_info), device="cpu")
+        action, agent_info = self.outputs_to_cpu((action, agent_info))
         return AgentStep(action=action, agent_info=agent_info)
 
     @torch.no_grad()
@@ -112,7 +111,7 @@ class RecurrentGaussianPgAgentBase(_GaussianPolicy):
         after the last step, left on the agent's device."""
         inputs = self._model_inputs(observation, prev_action, prev_reward, init_rnn_state)
         mu, log_std, value, next_rnn_state = self.model(*inputs)
-        dist_info, value = buffer_to((DistInfoStd(mean=mu, log_std=log_std), value), device="cpu")
+        dist_info, value = self.outputs_to_cpu((DistInfoStd(mean=mu, log_std=log_std), value))
         return dist_info, value, next_rnn_state
 
     @torch.no_grad()
@@ -125,7 +124,7 @@ class RecurrentGaussianPgAgentBase(_GaussianPolicy):
         agent_info = AgentInfoRnn(
             dist_info=dist_info, value=value, prev_rnn_state=rnn_state_to_storage(prev_rnn_state, next_rnn_state)
         )
-        action, agent_info = buffer_to((action, agent_info), device="cpu")
+        action, agent_info = self.outputs_to_cpu((action, agent_info))
         self.advance_rnn_state(next_rnn_state)
         return AgentStep(action=action, agent_info=agent_info)
 

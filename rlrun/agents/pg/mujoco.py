@@ -11,7 +11,6 @@ from rlrun.agents.env_spaces import array_observation_shape, continuous_action_s
 from rlrun.agents.pg.gaussian import GaussianPgAgent, RecurrentGaussianPgAgent
 from rlrun.models.pg.mujoco_ff_model import MujocoFfModel
 from rlrun.models.pg.mujoco_lstm_model import MujocoLstmModel
-from rlrun.utils.buffer import buffer_to
 
 __all__ = ["MujocoMixin", "MujocoFfAgent", "MujocoLstmAgent", "AlternatingMujocoLstmAgent"]
 
@@ -28,7 +27,7 @@ class MujocoMixin(BaseAgent):
     def update_obs_rms(self, observation: torch.Tensor) -> None:
         """Fold observations into the model's normalisation statistics (the algorithm calls this)."""
         model: Any = self.model.module if hasattr(self.model, "module") else self.model  # under DDP
-        model.update_obs_rms(buffer_to(observation, device=self.device))
+        model.update_obs_rms(self.inputs_to_device(observation))
 
 
 class MujocoFfAgent(MujocoMixin, GaussianPgAgent):

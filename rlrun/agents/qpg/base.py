@@ -19,7 +19,6 @@ import torch
 from rlrun.agents.base import BaseAgent
 from rlrun.agents.env_spaces import array_observation_shape, continuous_action_size, unwrap_space
 from rlrun.models.utils import strip_ddp_state_dict
-from rlrun.utils.buffer import buffer_to
 from rlrun.utils.shared_memory import np_mp_array
 
 __all__ = ["QpgAgentBase", "unit_action_size"]
@@ -157,7 +156,7 @@ class QpgAgentBase(BaseAgent):
 
     def model_inputs(self, *inputs: Any) -> Any:
         """``inputs`` moved to the agent's device."""
-        return buffer_to(inputs, device=self.device)
+        return self.inputs_to_device(inputs)
 
     # --- devices, modes, parameters --------------------------------------------------------------
 

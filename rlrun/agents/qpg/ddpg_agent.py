@@ -12,7 +12,6 @@ from rlrun.agents.qpg.base import QpgAgentBase
 from rlrun.distributions.gaussian import DistInfo, Gaussian
 from rlrun.models.qpg.mlp import MuMlpModel, QofMuMlpModel
 from rlrun.models.utils import polyak_update
-from rlrun.utils.buffer import buffer_to
 from rlrun.utils.collections import namedarraytuple
 
 __all__ = ["AgentInfo", "DdpgAgent"]
@@ -92,7 +91,7 @@ class DdpgAgent(QpgAgentBase):
             action = mu.clamp(-1.0, 1.0)
         else:
             action = self.distribution.sample(DistInfo(mean=mu), uniform=self.env_stream_uniform(mu.shape[:-1]))
-        action, agent_info = buffer_to((action, AgentInfo(mu=mu)), device="cpu")
+        action, agent_info = self.outputs_to_cpu((action, AgentInfo(mu=mu)))
         return AgentStep(action=action, agent_info=agent_info)
 
     def update_target(self, tau: float = 1) -> None:

@@ -14,7 +14,6 @@ from rlrun.agents.qpg.base import QpgAgentBase
 from rlrun.distributions.gaussian import DistInfoStd, Gaussian
 from rlrun.models.qpg.mlp import PiMlpModel, QofMuMlpModel
 from rlrun.models.utils import polyak_update
-from rlrun.utils.buffer import buffer_to
 from rlrun.utils.collections import namedarraytuple, namedtuple
 
 __all__ = ["MIN_LOG_STD", "MAX_LOG_STD", "AgentInfo", "Models", "SacAgent"]
@@ -113,7 +112,7 @@ class SacAgent(QpgAgentBase):
         mean, log_std = self.model(*self.model_inputs(observation, prev_action, prev_reward))
         dist_info = DistInfoStd(mean=mean, log_std=log_std)
         action, log_pi = self.distribution.sample_loglikelihood(dist_info)
-        log_pi, dist_info = buffer_to((log_pi, dist_info), device="cpu")
+        log_pi, dist_info = self.outputs_to_cpu((log_pi, dist_info))
         return action, log_pi, dist_info
 
     @torch.no_grad()
@@ -124,7 +123,7 @@ class SacAgent(QpgAgentBase):
             action = mean if self.action_squash is None else self.action_squash * torch.tanh(mean)
         else:
             action = self.distribution.sample(dist_info, uniform=self.env_stream_uniform(mean.shape[:-1]))
-        action, agent_info = buffer_to((action, AgentInfo(dist_info=dist_info)), device="cpu")
+        action, agent_info = self.outputs_to_cpu((action, AgentInfo(dist_info=dist_info)))
         return AgentStep(action=action, agent_info=agent_info)
 
     def update_target(self, tau: float = 1) -> None:
