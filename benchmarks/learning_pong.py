@@ -1,0 +1,190 @@
+"""Learning Pong on the CPU: A2C with rlpyt's example_3 settings (or PPO), its score against frames and wall time.
+
+    python benchmarks/learning_pong.py                     # A2C, 10M frames (2.5M agent steps): about an hour on 2 cores
+    python benchmarks/learning_pong.py --algo ppo          # rlpyt's Atari PPO config, same budget
+    python benchmarks/learning_pong.py --report RUN_DIR    # the summary and plot of a finished or stopped run
+    python benchmarks/learning_pong.py --frames 4000 --log-interval 400 --out-dir /tmp/pong   # a smoke run
+
+This checks the whole Atari pipeline on any machine, GPU or not: frames, frame stacks, life losses, reward
+clipping and the algorithm. The run is an ordinary ``rlrun train`` run (CpuSampler, one worker per core, the
+model on the CPU, no evaluation: the returns are those of the training episodes, as in the published curves),
+so it checkpoints after every log row and a stopped run continues with ``rlrun train --resume RUN_DIR``.
+
+- A2C: 16 envs x 5 steps, Adam at 1e-3, value loss 0.5, entropy 0.01, gradient norm clipped at 1, decorrelation
+  up to 400 steps: rlpyt's example_3 (``A2C()``'s defaults).
+- PPO: rlpyt's ``atari_ff_ppo`` config (32 envs x 64 steps, 4 epochs of 4 minibatches, learning rate 1e-3
+  decaying linearly to 0 at the end of the run's budget).
+
+The report (``<out-dir>/<date>-<machine>-pong-<algo>.md`` and ``.png``) gives the average return of the
+episodes ended in each log interval against frames (agent steps x 4, the frame skip) and wall time, the first
+log row at or above ``--target`` (+15), and published scores at about the same frame counts beside it.
+Exit code 0: the target was reached; 1: it was not; 2: the run failed or left no progress.csv.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import math
+import os
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from rlrun.utils.plotting import find_column, read_progress  # noqa: E402
+
+FRAME_SKIP = 4  # AtariEnv's default: one agent step is 4 emulator frames
+TARGET = 15.0
+
+ALGO_FLAGS = {
+    "a2c": [
+        "--n-envs", "16", "--batch-T", "5",
+        "--set", "algo.learning_rate=1e-3", "--set", "sampler.max_decorrelation_steps=400",
+    ],
+    "ppo": [],  # rlpyt's atari_ff_ppo config as it is
+}  # fmt: skip
+
+# Published Pong scores near 10M frames, for the report (what each ran, as its source states it).
+PUBLISHED = {
+    "a2c": [],
+    "ppo": [],
+}
+
+
+def train(args: argparse.Namespace) -> tuple[int, Path]:
+    run_root = Path(args.out_dir).resolve() / f"pong_{args.algo}"
+    command = [
+        sys.executable, "-m", "rlrun", "train", "--algo", args.algo, "--env", "pong",
+        "--sampler", "cpu", "--workers", str(args.workers),
+        "--steps", str(args.frames // FRAME_SKIP), "--log-interval", str(args.log_interval),
+        "--eval-envs", "0", "--no-progress-bar", "--seed", str(args.seed), "--log-dir", str(run_root),
+        *ALGO_FLAGS[args.algo],
+    ]  # fmt: skip
+    print("$", " ".join(command[1:]), flush=True)
+    code = subprocess.call(command, cwd=ROOT)
+    return code, run_root / "run_0"
+
+
+def curve(run_dir: Path) -> list[tuple[float, float, float]]:
+    """``(frames, wall seconds, average return)`` of each log row with a return."""
+    data = read_progress(str(run_dir))
+    steps = data[str(find_column(data, "CumSteps"))]
+    times = data[str(find_column(data, "CumTime (s)"))]
+    returns = data["ReturnAverage"]
+    return [(s * FRAME_SKIP, t, r) for s, t, r in zip(steps, times, returns) if not math.isnan(r)]
+
+
+def summary(rows: list[tuple[float, float, float]], target: float) -> list[str]:
+    hit = next(((f, t) for f, t, r in rows if r >= target), None)
+    best = max(rows, key=lambda row: row[2])
+    frames, seconds = rows[-1][0], rows[-1][1]
+    lines = [
+        f"reached {target:+g} at {hit[0] / 1e6:.2f}M frames, {hit[1] / 60:.1f} min"
+        if hit
+        else f"{target:+g} not reached",
+        f"best {best[2]:+.1f} at {best[0] / 1e6:.2f}M frames; last {rows[-1][2]:+.1f}",
+        f"{frames / 1e6:.2f}M frames in {seconds / 60:.1f} min ({frames / FRAME_SKIP / max(seconds, 1e-9):,.0f} "
+        "agent steps/s, training and logging included)",
+    ]
+    return lines
+
+
+def milestones(rows: list[tuple[float, float, float]], every: float = 1e6) -> list[tuple[float, float, float]]:
+    """The first row at or past each multiple of ``every`` frames."""
+    picked, next_mark = [], every
+    for row in rows:
+        if row[0] >= next_mark:
+            picked.append(row)
+            while next_mark <= row[0]:
+                next_mark += every
+    return picked
+
+
+def write_plot(rows: list[tuple[float, float, float]], algo: str, target: float, path: Path) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    fig, (by_frames, by_time) = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
+    by_frames.plot([r[0] / 1e6 for r in rows], [r[2] for r in rows], label=f"rlrun {algo.upper()}")
+    for label, frames, score in PUBLISHED[algo]:
+        by_frames.plot([frames / 1e6], [score], marker="o", linestyle="none", label=label)
+    by_time.plot([r[1] / 60 for r in rows], [r[2] for r in rows])
+    for ax in (by_frames, by_time):
+        ax.axhline(target, color="gray", linestyle="--", linewidth=1)
+        ax.grid(alpha=0.3)
+    by_frames.set_xlabel("frames (millions)")
+    by_time.set_xlabel("wall time (minutes)")
+    by_frames.set_ylabel("average return of training episodes")
+    by_frames.legend(fontsize=7, loc="lower right")
+    fig.suptitle(f"Pong, {algo.upper()} on the CPU ({os.cpu_count()} cores); dashed: {target:+g}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def write_report(run_dir: Path, algo: str, target: float, out_dir: Path, command: str) -> tuple[Path, bool]:
+    rows = curve(run_dir)
+    machine = f"{os.cpu_count()}cpu-{re.sub(r'[^A-Za-z0-9]+', '-', socket.gethostname()).strip('-')}"
+    path = out_dir / f"{datetime.date.today().isoformat()}-{machine}-pong-{algo}.md"
+    plot = path.with_suffix(".png")
+    has_plot = bool(rows) and write_plot(rows, algo, target, plot)
+    lines = [f"# Pong, {algo.upper()} on the CPU: score against frames and wall time", "", f"`{command}`", ""]
+    lines += [f"Run folder: `{run_dir}`; {os.cpu_count()} cores.", ""]
+    if not rows:
+        lines += ["No episode ended in any logged interval yet."]
+    else:
+        lines += ["- " + line for line in summary(rows, target)] + [""]
+        lines += ["| frames | wall time (min) | average return |", "|---|---|---|"]
+        lines += [f"| {f / 1e6:.1f}M | {t / 60:.1f} | {r:+.1f} |" for f, t, r in milestones(rows)]
+        if PUBLISHED[algo]:
+            lines += ["", "Published, at about the same frames:", ""]
+            lines += [f"- {label}: {score:+.1f} at {frames / 1e6:.0f}M frames" for label, frames, score in PUBLISHED[algo]]
+        if has_plot:
+            lines += ["", f"![Pong {algo}]({plot.name})"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    reached = any(r >= target for _f, _t, r in rows)
+    return path, reached
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--algo", choices=sorted(ALGO_FLAGS), default="a2c")
+    parser.add_argument("--frames", type=int, default=10_000_000, help="emulator frames (agent steps x 4)")
+    parser.add_argument("--log-interval", type=int, default=50_000, help="agent steps between log rows")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--target", type=float, default=TARGET)
+    parser.add_argument("--out-dir", default=str(ROOT / "benchmarks" / "results"))
+    parser.add_argument("--report", metavar="RUN_DIR", help="only write the report of this run folder")
+    args = parser.parse_args(argv)
+    out_dir = Path(args.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if args.report:
+        run_dir, code = Path(args.report), 0
+        command = f"python benchmarks/learning_pong.py --report {args.report}"
+    else:
+        code, run_dir = train(args)
+        command = "python benchmarks/learning_pong.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    if not (run_dir / "progress.csv").exists():
+        print(f"{run_dir}: no progress.csv (rlrun train exited {code})")
+        return 2
+    path, reached = write_report(run_dir, args.algo, args.target, out_dir, command.strip())
+    print(path.read_text(encoding="utf-8"))
+    if code != 0:
+        print(f"rlrun train exited {code}; the report covers the rows it logged")
+        return 2
+    return 0 if reached else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

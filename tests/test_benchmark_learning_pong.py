@@ -1,0 +1,70 @@
+"""benchmarks/learning_pong.py: its report of a run folder (the default suite), and a real tiny run (integration)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "benchmarks" / "learning_pong.py"
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("learning_pong", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def write_progress(run_dir: Path, rows: str) -> None:
+    run_dir.mkdir(parents=True)
+    (run_dir / "progress.csv").write_text("Diagnostics/CumSteps,Diagnostics/CumTime (s),ReturnAverage\n" + rows)
+
+
+@pytest.mark.timeout(60)
+def test_the_report_gives_frames_wall_time_and_the_first_row_at_the_target(tmp_path):
+    pong = load_script()
+    run = tmp_path / "run_0"
+    # Agent steps: x4 frames. 250k steps = 1M frames.
+    write_progress(run, "100000,60,\n250000,150,-20.5\n500000,300,-3.0\n750000,450,15.5\n1000000,600,14.0\n")
+
+    code = pong.main(["--report", str(run), "--out-dir", str(tmp_path / "out")])
+
+    assert code == 0
+    (report,) = (tmp_path / "out").glob("*-pong-a2c.md")
+    text = report.read_text()
+    assert "reached +15 at 3.00M frames, 7.5 min" in text
+    assert "best +15.5 at 3.00M frames; last +14.0" in text
+    assert "4.00M frames in 10.0 min (1,667 agent steps/s" in text
+    assert "| 1.0M | 2.5 | -20.5 |" in text and "| 2.0M | 5.0 | -3.0 |" in text and "| 4.0M | 10.0 | +14.0 |" in text
+
+
+@pytest.mark.timeout(60)
+def test_a_run_below_the_target_exits_1_and_a_folder_without_progress_exits_2(tmp_path):
+    pong = load_script()
+    run = tmp_path / "run_0"
+    write_progress(run, "250000,150,-20.5\n500000,300,-19.0\n")
+
+    assert pong.main(["--report", str(run), "--out-dir", str(tmp_path / "out")]) == 1
+    assert "+15 not reached" in next((tmp_path / "out").glob("*.md")).read_text()
+    assert pong.main(["--report", str(tmp_path / "missing"), "--out-dir", str(tmp_path / "out")]) == 2
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(240)
+def test_a_tiny_real_run_trains_through_rlrun_train_and_writes_its_report(tmp_path):
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), "--frames", "6400", "--log-interval", "400", "--workers", "2",
+         "--out-dir", str(tmp_path)],
+        cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True, timeout=220,
+    )  # fmt: skip
+    assert result.returncode in (0, 1), result.stdout[-3000:] + result.stderr[-3000:]  # 1: +15 not reached
+    assert (tmp_path / "pong_a2c" / "run_0" / "progress.csv").exists()
+    (report,) = tmp_path.glob("*-pong-a2c.md")
+    assert "# Pong, A2C on the CPU" in report.read_text()
+    assert "--n-envs 16 --batch-T 5" in result.stdout  # example_3's settings reached rlrun train
