@@ -49,10 +49,24 @@ ALGO_FLAGS = {
     "ppo": [],  # rlpyt's atari_ff_ppo config as it is
 }  # fmt: skip
 
-# Published Pong scores near 10M frames, for the report (what each ran, as its source states it).
+# Published Pong scores at up to 10M frames, for the report: (label, frames, average return). Their x-axes
+# count agent steps ("10M timesteps" = 40M frames); the frames here are those steps x 4.
+# - OpenAI Baselines' A2C (benchmarks_atari10M.htm, its mean over 6 runs, read from the plot's SVG path data:
+#   exact plot values): RMSprop at 7e-4, 5 steps per env, one env per CPU of their machine. It crosses +15
+#   at about 21M frames and reaches +18.5 at 40M.
+# - CleanRL's ppo_atari.py (docs/rl-algorithms/ppo.md, PongNoFrameskip-v4.png, read by eye, +-2): 8 envs x
+#   128 steps, Adam at 2.5e-4, Nature CNN; 20.36 +- 0.20 at 40M frames over 3 seeds.
 PUBLISHED = {
-    "a2c": [],
-    "ppo": [],
+    "a2c": [
+        ("Baselines A2C", 4e6, -20.1),
+        ("Baselines A2C", 6e6, -19.0),
+        ("Baselines A2C", 10e6, -12.2),
+    ],
+    "ppo": [
+        ("CleanRL PPO (read by eye)", 4e6, -9.0),
+        ("CleanRL PPO (read by eye)", 6e6, 5.0),
+        ("CleanRL PPO (read by eye)", 10e6, 16.0),
+    ],
 }
 
 
@@ -115,8 +129,9 @@ def write_plot(rows: list[tuple[float, float, float]], algo: str, target: float,
         return False
     fig, (by_frames, by_time) = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
     by_frames.plot([r[0] / 1e6 for r in rows], [r[2] for r in rows], label=f"rlrun {algo.upper()}")
-    for label, frames, score in PUBLISHED[algo]:
-        by_frames.plot([frames / 1e6], [score], marker="o", linestyle="none", label=label)
+    for label in dict.fromkeys(label for label, _f, _s in PUBLISHED[algo]):
+        points = [(f / 1e6, s) for name, f, s in PUBLISHED[algo] if name == label]
+        by_frames.plot(*zip(*points), marker="o", linestyle=":", label=label)
     by_time.plot([r[1] / 60 for r in rows], [r[2] for r in rows])
     for ax in (by_frames, by_time):
         ax.axhline(target, color="gray", linestyle="--", linewidth=1)

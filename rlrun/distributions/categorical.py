@@ -62,7 +62,8 @@ class Categorical(DiscreteMixin, Distribution):
             total_np = cdf_np[..., -1:]
             if not (total_np > 0).all():
                 raise ValueError(_DIVERGED)
-            point_np = uniform.numpy().astype(np.float64, copy=False) * total_np
+            u = uniform if uniform.dtype == torch.float64 else uniform.to(torch.float64)
+            point_np = u.detach().numpy() * total_np
             return torch.from_numpy(np.asarray((cdf_np <= point_np).sum(axis=-1))).to(self.dtype)
         cdf = torch.cumsum(p.to(torch.float64), dim=-1)
         total = cdf[..., -1:]

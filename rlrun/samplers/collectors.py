@@ -45,7 +45,6 @@ class BaseCollector:
     """Steps ``envs`` and fills ``samples_np`` (this collector's columns), ``batch_T`` steps per call."""
 
     mid_batch_reset: bool = True
-    _traj_info_reads_agent_info: bool = True  # for subclasses whose __init__ skips this one's
 
     def __init__(
         self,
@@ -67,9 +66,6 @@ class BaseCollector:
         self.batch_T = batch_T
         self.traj_info_kwargs = dict(traj_info_kwargs or {})
         self.TrajInfoCls = BoundTrajInfoCls(TrajInfoCls, self.traj_info_kwargs)
-        # TrajInfo.step ignores agent_info, so the per-env slice of it (a namedarraytuple rebuilt per env
-        # step) is taken only for a TrajInfo class whose step may read it.
-        self._traj_info_reads_agent_info = getattr(TrajInfoCls, "step", TrajInfo.step) is not TrajInfo.step
         self.agent = agent
         self.sync = sync
         self.step_buffer_np = step_buffer_np
@@ -114,8 +110,11 @@ class BaseCollector:
         (``env_info.traj_done`` where the env reports it, else done) goes to ``completed`` and a new one
         starts. Returns the env's ``(observation, reward, done, env_info)``; resetting is the caller's."""
         o, r, d, env_info = self.envs[b].step(action)
-        info_b = agent_info[b] if agent_info and self._traj_info_reads_agent_info else None
-        traj_infos[b].step(observation, action, r, d, info_b, env_info)
+        traj_info = traj_infos[b]
+        # TrajInfo.step ignores agent_info, so its per-env slice (a namedarraytuple rebuilt per env step) is
+        # taken only for a TrajInfo whose step may read it.
+        info_b = agent_info[b] if agent_info and type(traj_info).step is not TrajInfo.step else None
+        traj_info.step(observation, action, r, d, info_b, env_info)
         if getattr(env_info, "traj_done", d):
             completed.append(traj_infos[b].terminate(o))
             traj_infos[b] = self.new_traj_info()

@@ -227,7 +227,7 @@ class GymSpaceWrapper(Space):
         if keys is None:
             if type(gym_space).__name__ == "Discrete":
                 dtype = getattr(gym_space, "dtype", None)
-                return int(value) if dtype is None else dtype.type(value)
+                return int(value) if dtype is None else dtype.type(int(value))
             return np.asarray(value, dtype=gym_space.dtype)
         kind, dict_keys, sub_keys = keys
         if not is_namedtuple(value):

@@ -95,15 +95,20 @@ def select_at_indexes(indexes: torch.Tensor, tensor: torch.Tensor) -> torch.Tens
 
 
 _EYES: dict[tuple[int, torch.dtype, torch.device], torch.Tensor] = {}
+_EYE_MAX = 1024  # classes; larger one-hots are scattered into zeros
 
 
 def to_onehot(indexes: torch.Tensor, num: int, dtype: torch.dtype | None = None) -> torch.Tensor:
     """One-hot encoding along a new last dim of size ``num`` (a new tensor).
 
-    Rows are gathered from a cached identity matrix: one op where zeros and a scatter took four, and an
-    agent encodes its previous actions on every step. An index outside ``[0, num)`` raises IndexError.
+    Up to ``_EYE_MAX`` classes, rows are gathered from a cached identity matrix: one op where zeros and a
+    scatter took four, and an agent encodes its previous actions on every step. An index outside
+    ``[0, num)`` raises IndexError (RuntimeError above ``_EYE_MAX``, from the scatter).
     """
     dtype = indexes.dtype if dtype is None else dtype
+    if num > _EYE_MAX:  # the identity would cost num**2 elements
+        onehot = torch.zeros(tuple(indexes.shape) + (num,), dtype=dtype, device=indexes.device)
+        return onehot.scatter_(-1, indexes.long().unsqueeze(-1), 1)
     key = (num, dtype, indexes.device)
     eye = _EYES.get(key)
     if eye is None:

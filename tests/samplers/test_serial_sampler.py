@@ -240,8 +240,11 @@ def test_get_example_outputs_fills_a_dict_in_place_as_rlpyt_did():
     assert examples["observation"].shape == (4,) and examples["agent_info"].value.shape == ()
 
 
-def test_a_traj_info_that_overrides_step_gets_its_envs_agent_info():
-    """The collector slices agent_info per env only for TrajInfo classes that may read it."""
+@pytest.mark.parametrize("factory", ["class", "partial"])
+def test_a_traj_info_that_overrides_step_gets_its_envs_agent_info(factory):
+    """The collector slices agent_info per env only for TrajInfos whose step may read it, however built."""
+    import functools
+
     from rlrun.envs.traj_info import TrajInfo
 
     class ValueTrajInfo(TrajInfo):
@@ -254,9 +257,9 @@ def test_a_traj_info_that_overrides_step_gets_its_envs_agent_info():
             self._values.append(float(agent_info.value))
 
     T, B = 6, 3
-    sampler = make_sampler(T=T, B=B, TrajInfoCls=ValueTrajInfo)
+    TrajInfoCls = ValueTrajInfo if factory == "class" else functools.partial(ValueTrajInfo)
+    sampler = make_sampler(T=T, B=B, TrajInfoCls=TrajInfoCls)
     started(sampler)
-    assert sampler.collector._traj_info_reads_agent_info
     samples, completed = sampler.obtain_samples(0)
     values = samples.agent.agent_info.value.numpy()  # [T, B]
     for b in range(B):  # each env's records since its last reset, this batch's or a completed one's
@@ -265,7 +268,3 @@ def test_a_traj_info_that_overrides_step_gets_its_envs_agent_info():
         recorded = sampler.traj_infos[b]._values
         assert recorded[len(recorded) - (T - start) :] == pytest.approx(values[start:, b].tolist())
     assert sum(len(t._values) for t in sampler.traj_infos) >= B
-
-    plain = make_sampler(T=T, B=B)
-    started(plain)
-    assert not plain.collector._traj_info_reads_agent_info

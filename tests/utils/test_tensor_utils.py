@@ -109,3 +109,12 @@ def test_onehot_gives_a_fresh_tensor_of_the_asked_dtype_and_refuses_indexes_out_
     for bad in (3, -1):
         with pytest.raises(IndexError):
             to_onehot(torch.tensor([bad]), 3)
+
+
+def test_onehot_of_many_classes_scatters_instead_of_caching_an_identity():
+    from rlrun.utils import tensor
+
+    big = tensor._EYE_MAX + 1
+    onehot = to_onehot(torch.tensor([0, big - 1]), big, dtype=torch.float32)
+    assert onehot.shape == (2, big) and onehot.sum().item() == 2 and onehot[1, big - 1].item() == 1.0
+    assert all(key[0] <= tensor._EYE_MAX for key in tensor._EYES)
