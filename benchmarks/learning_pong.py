@@ -7,13 +7,16 @@
 
 This checks the whole Atari pipeline on any machine, GPU or not: frames, frame stacks, life losses, reward
 clipping and the algorithm. The run is an ordinary ``rlrun train`` run (CpuSampler, one worker per core, the
-model on the CPU, no evaluation: the returns are those of the training episodes, as in the published curves),
-so it checkpoints after every log row and a stopped run continues with ``rlrun train --resume RUN_DIR``.
+model on the CPU with a torch thread per core, no evaluation: the returns are those of the training episodes,
+as in the published curves), so it checkpoints after every log row and a stopped run continues with
+``rlrun train --resume RUN_DIR``.
 
 - A2C: 16 envs x 5 steps, Adam at 1e-3, value loss 0.5, entropy 0.01, gradient norm clipped at 1, decorrelation
   up to 400 steps: rlpyt's example_3 (``A2C()``'s defaults).
-- PPO: rlpyt's ``atari_ff_ppo`` config (32 envs x 64 steps, 4 epochs of 4 minibatches, learning rate 1e-3
-  decaying linearly to 0 at the end of the run's budget).
+- PPO: CleanRL's ``ppo_atari.py`` settings where rlrun's keywords reach them: 8 envs x 128 steps, 4 epochs of
+  4 minibatches, Adam at 2.5e-4 decaying linearly to 0 at the end of the run's budget, ratio clip 0.1, GAE
+  0.95, value loss 0.5, entropy 0.01, gradient norm clipped at 0.5, normalised advantages; on rlrun's small
+  A3C network (CleanRL: the Nature network, 84x84 frames, a clipped value loss).
 
 The report (``<out-dir>/<date>-<machine>-pong-<algo>.md`` and ``.png``) gives the average return of the
 episodes ended in each log interval against frames (agent steps x 4, the frame skip) and wall time, the first
@@ -46,7 +49,12 @@ ALGO_FLAGS = {
         "--n-envs", "16", "--batch-T", "5",
         "--set", "algo.learning_rate=1e-3", "--set", "sampler.max_decorrelation_steps=400",
     ],
-    "ppo": [],  # rlpyt's atari_ff_ppo config as it is
+    "ppo": [  # CleanRL's ppo_atari.py settings, on rlrun's default (small A3C) network
+        "--n-envs", "8", "--batch-T", "128",
+        "--set", "algo.learning_rate=2.5e-4", "--set", "algo.ratio_clip=0.1", "--set", "algo.gae_lambda=0.95",
+        "--set", "algo.value_loss_coeff=0.5", "--set", "algo.clip_grad_norm=0.5",
+        "--set", "algo.normalize_advantage=True", "--set", "algo.epochs=4", "--set", "algo.minibatches=4",
+    ],
 }  # fmt: skip
 
 # Published Pong scores at up to 10M frames, for the report: (label, frames, average return). Their x-axes
@@ -74,7 +82,7 @@ def train(args: argparse.Namespace) -> tuple[int, Path]:
     run_root = Path(args.out_dir).resolve() / f"pong_{args.algo}"
     command = [
         sys.executable, "-m", "rlrun", "train", "--algo", args.algo, "--env", "pong",
-        "--sampler", "cpu", "--workers", str(args.workers),
+        "--sampler", "cpu", "--workers", str(args.workers), "--torch-threads", str(args.torch_threads),
         "--steps", str(args.frames // FRAME_SKIP), "--log-interval", str(args.log_interval),
         "--eval-envs", "0", "--no-progress-bar", "--seed", str(args.seed), "--log-dir", str(run_root),
         *ALGO_FLAGS[args.algo],
@@ -177,6 +185,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--frames", type=int, default=10_000_000, help="emulator frames (agent steps x 4)")
     parser.add_argument("--log-interval", type=int, default=50_000, help="agent steps between log rows")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument(
+        "--torch-threads", type=int, default=os.cpu_count() or 1,
+        help="the training process's torch threads (default: every CPU, as the workers wait while it trains)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--target", type=float, default=TARGET)
     parser.add_argument("--out-dir", default=str(ROOT / "benchmarks" / "results"))

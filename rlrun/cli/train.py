@@ -52,6 +52,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--eval-envs", type=int, default=None, help="evaluation envs; 0 disables evaluation")
     parser.add_argument("--workers", type=_positive, default=None, help="worker processes of a parallel sampler")
     parser.add_argument("--cuda-idx", type=int, default=None, help="the GPU to train on (default: the CPU)")
+    parser.add_argument(
+        "--torch-threads", type=_positive, default=None, metavar="N",
+        help="torch threads of the training process (default: 1 for MLPs; for Atari networks, the CPUs the "
+        "sampler's workers leave, at least 1). A synchronous sampler's workers wait while the model trains, so "
+        "on an otherwise idle machine a convolutional network trains faster on every CPU (docs/performance.md)",
+    )  # fmt: skip
     parser.add_argument("--recurrent", action="store_true", help="the LSTM agent (a2c, ppo)")
     parser.add_argument(
         "--set", dest="assignments", action="append", default=[], metavar="SECTION.KEY=VALUE",
@@ -81,7 +87,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 # What a resumed run takes from the command line rather than from the first command.
-_RESUME_OPTIONS = ("resume", "steps", "progress_bar")
+_RESUME_OPTIONS = ("resume", "steps", "progress_bar", "torch_threads")
 
 
 def stored_args(run_dir: str) -> argparse.Namespace:
@@ -206,7 +212,9 @@ def main(args: argparse.Namespace, write: Callable[[str], Any] = print) -> int:
             built["runner"]["checkpoint"] = False
         built["runner"]["resume"] = args.resume is not None
         built["runner"]["progress_bar"] = args.progress_bar
-        runner = build_runner(args.algo, env, built, args.sampler, recurrent, args.workers, args.cuda_idx, seed)
+        runner = build_runner(
+            args.algo, env, built, args.sampler, recurrent, args.workers, args.cuda_idx, seed, args.torch_threads
+        )
     except ConfigError as error:
         print(f"rlrun train: {error}", file=sys.stderr)
         return 2

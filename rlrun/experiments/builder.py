@@ -123,9 +123,11 @@ def build_runner(
     workers: int | None = None,
     cuda_idx: int | None = None,
     seed: int | None = None,
+    torch_threads: int | None = None,
 ) -> Any:
     """A runner training ``algo`` on ``env`` from ``config`` (sections); raises :class:`ConfigError` for
-    keywords that a class does not take, naming the section."""
+    keywords that a class does not take, naming the section. ``torch_threads`` sets the training process's
+    torch threads (default: 1 for MLPs, the CPUs the sampler's workers leave for Atari networks)."""
     AlgoCls, AgentCls = agent_and_algo_classes(algo, env.family, recurrent)
     SamplerCls, collector_kwargs = sampler_classes(sampler, recurrent or algo == "r2d1")
     algo_kwargs = dict(config["algo"])
@@ -148,9 +150,9 @@ def build_runner(
         sampler_kwargs["EnvCls"] = make
     sampler_kwargs["env_kwargs"] = dict(config["env"])
     small_models = env.family != "atari"  # MLPs gain nothing from more threads on a busy machine
-    affinity = make_affinity_for(
-        sampler, int(sampler_kwargs.get("batch_B", 1)), workers, cuda_idx, 1 if small_models else None
-    )
+    if torch_threads is None and small_models:
+        torch_threads = 1
+    affinity = make_affinity_for(sampler, int(sampler_kwargs.get("batch_B", 1)), workers, cuda_idx, torch_threads)
     built = {}
     for section, cls, kwargs in (
         ("sampler", SamplerCls, sampler_kwargs),

@@ -207,3 +207,24 @@ def test_options_then_each_set_override_the_config_in_order():
     assert config["agent"]["model_kwargs"] == {"hidden_sizes": (32,)} and config["algo"]["learning_rate"] == 1e-3
     assert config["optim"] == {"eps": 1e-5}
     assert select_config("dqn", env)[1]["agent"]["model_kwargs"] == {"hidden_sizes": (256, 256)}  # a copy
+
+
+@pytest.mark.timeout(60)
+def test_torch_threads_sets_the_training_processs_threads(tmp_path, capsys):
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        run_dir = train(tmp_path, capsys, "--algo", "a2c", *DISCRETE, "--torch-threads", "2")
+        with open(os.path.join(run_dir, "debug.log"), encoding="utf-8") as f:
+            assert "torch threads: 2." in f.read()
+        with open(os.path.join(run_dir, "params.json"), encoding="utf-8") as f:
+            assert json.load(f)["command"]["args"]["torch_threads"] == 2  # --resume rebuilds it
+        default = train(tmp_path / "default", capsys, "--algo", "a2c", *DISCRETE)
+        with open(os.path.join(default, "debug.log"), encoding="utf-8") as f:
+            assert "torch threads: 1." in f.read()  # an MLP's default
+    finally:
+        torch.set_num_threads(before)
+    with pytest.raises(SystemExit):
+        main(["train", "--algo", "a2c", *DISCRETE, "--torch-threads", "0"])
+    assert "--torch-threads: 0 is not a positive integer" in capsys.readouterr().err
