@@ -20,11 +20,19 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from rlrun.utils.plotting import find_column, read_progress  # noqa: E402
 
 
-def summarise(run_dir: str, target: float, column: str = "ReturnAverage") -> str:
+def read_curve(
+    run_dir: str, column: str = "ReturnAverage"
+) -> tuple[list[tuple[float, float, float]], list[float], list[float]]:
+    """``(rows, steps, times)`` of a run's progress.csv: ``rows`` holds ``(env steps, wall seconds, column)``
+    of each log row where ``column`` was logged; ``steps`` and ``times`` cover every row."""
     data = read_progress(run_dir)
     steps, times = data[str(find_column(data, "CumSteps"))], data[str(find_column(data, "CumTime (s)"))]
-    returns = data[column]
-    rows = [(s, t, r) for s, t, r in zip(steps, times, returns) if not math.isnan(r)]
+    rows = [(s, t, r) for s, t, r in zip(steps, times, data[column]) if not math.isnan(r)]
+    return rows, steps, times
+
+
+def summarise(run_dir: str, target: float, column: str = "ReturnAverage") -> str:
+    rows, steps, times = read_curve(run_dir, column)
     if not rows:
         return f"{run_dir}: no {column} logged yet ({len(steps)} rows)"
     hit = next(((s, t) for s, t, r in rows if r >= target), None)

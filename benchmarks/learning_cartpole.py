@@ -6,8 +6,8 @@
 
 Both libraries use the RL Zoo's tuned CartPole-v1 settings (rlrun's copy is in
 rlrun/experiments/configs/cartpole.py) and are evaluated every ``--eval_every`` steps on 10 whole
-episodes, one in each of 10 envs, greedily in both libraries (SB3: deterministic=True; rlrun: the PG agents' greedy_eval=True,
-DQN's eps_eval=0.001).
+episodes, one in each of 10 envs, greedily in both libraries (SB3: deterministic=True; rlrun: the PG
+agents' greedy_eval=True, DQN's eps_eval=0.001).
 Reported per run: the first evaluated step count with a return >= 475 ("steps to solve") and the
 training wall time up to that evaluation, the final evaluation return, and the whole run's wall time,
 evaluation excluded. SB3 needs `pip install stable-baselines3`.

@@ -28,18 +28,17 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import math
 import os
-import re
 import socket
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from rlrun.utils.plotting import find_column, read_progress  # noqa: E402
+from curve_summary import read_curve  # noqa: E402
+from run_all import machine_label  # noqa: E402
 
 FRAME_SKIP = 4  # AtariEnv's default: one agent step is 4 emulator frames
 TARGET = 15.0
@@ -94,11 +93,7 @@ def train(args: argparse.Namespace) -> tuple[int, Path]:
 
 def curve(run_dir: Path) -> list[tuple[float, float, float]]:
     """``(frames, wall seconds, average return)`` of each log row with a return."""
-    data = read_progress(str(run_dir))
-    steps = data[str(find_column(data, "CumSteps"))]
-    times = data[str(find_column(data, "CumTime (s)"))]
-    returns = data["ReturnAverage"]
-    return [(s * FRAME_SKIP, t, r) for s, t, r in zip(steps, times, returns) if not math.isnan(r)]
+    return [(s * FRAME_SKIP, t, r) for s, t, r in read_curve(str(run_dir))[0]]
 
 
 def summary(rows: list[tuple[float, float, float]], target: float) -> list[str]:
@@ -157,7 +152,7 @@ def write_plot(rows: list[tuple[float, float, float]], algo: str, target: float,
 
 def write_report(run_dir: Path, algo: str, target: float, out_dir: Path, command: str) -> tuple[Path, bool]:
     rows = curve(run_dir)
-    machine = f"{os.cpu_count()}cpu-{re.sub(r'[^A-Za-z0-9]+', '-', socket.gethostname()).strip('-')}"
+    machine = machine_label(os.cpu_count() or 1, socket.gethostname())
     path = out_dir / f"{datetime.date.today().isoformat()}-{machine}-pong-{algo}.md"
     plot = path.with_suffix(".png")
     has_plot = bool(rows) and write_plot(rows, algo, target, plot)

@@ -180,6 +180,11 @@ def machine_facts() -> dict[str, str]:
     return facts
 
 
+def machine_label(cores: int | str, host: str) -> str:
+    """``<cores>cpu-<host>``, the machine part of a report's file name."""
+    return f"{cores}cpu-{re.sub(r'[^A-Za-z0-9]+', '-', host).strip('-')}"
+
+
 def _cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -315,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     facts = machine_facts()
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    machine = f"{facts['cores']}cpu-{re.sub(r'[^A-Za-z0-9]+', '-', facts['host']).strip('-')}"
+    machine = machine_label(facts["cores"], facts["host"])
     report = out_dir / f"{datetime.date.today().isoformat()}-{machine}{'-quick' if args.quick else ''}.md"
 
     outcomes = []

@@ -116,7 +116,7 @@ class BaseCollector:
         info_b = agent_info[b] if agent_info and type(traj_info).step is not TrajInfo.step else None
         traj_info.step(observation, action, r, d, info_b, env_info)
         if getattr(env_info, "traj_done", d):
-            completed.append(traj_infos[b].terminate(o))
+            completed.append(traj_info.terminate(o))
             traj_infos[b] = self.new_traj_info()
         return o, r, d, env_info
 
