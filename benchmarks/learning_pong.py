@@ -1,7 +1,7 @@
 """Learning Pong on the CPU: A2C with rlpyt's example_3 settings (or PPO), its score against frames and wall time.
 
     python benchmarks/learning_pong.py                     # A2C, 10M frames (2.5M agent steps): about an hour on 2 cores
-    python benchmarks/learning_pong.py --algo ppo          # rlpyt's Atari PPO config, same budget
+    python benchmarks/learning_pong.py --algo ppo          # CleanRL's Atari PPO settings, same budget
     python benchmarks/learning_pong.py --report RUN_DIR    # the summary and plot of a finished or stopped run
     python benchmarks/learning_pong.py --frames 4000 --log-interval 400 --out-dir /tmp/pong   # a smoke run
 
@@ -14,9 +14,10 @@ as in the published curves), so it checkpoints after every log row and a stopped
 - A2C: 16 envs x 5 steps, Adam at 1e-3, value loss 0.5, entropy 0.01, gradient norm clipped at 1, decorrelation
   up to 400 steps: rlpyt's example_3 (``A2C()``'s defaults).
 - PPO: CleanRL's ``ppo_atari.py`` settings where rlrun's keywords reach them: 8 envs x 128 steps, 4 epochs of
-  4 minibatches, Adam at 2.5e-4 decaying linearly to 0 at the end of the run's budget, ratio clip 0.1, GAE
-  0.95, value loss 0.5, entropy 0.01, gradient norm clipped at 0.5, normalised advantages; on rlrun's small
-  A3C network (CleanRL: the Nature network, 84x84 frames, a clipped value loss).
+  4 minibatches, Adam (eps 1e-5) at 2.5e-4 decaying linearly to 0 at the end of the run's budget, ratio clip
+  0.1 held fixed, GAE 0.95, value loss 0.5, entropy 0.01, gradient norm clipped at 0.5, normalised
+  advantages; on rlrun's small A3C network (CleanRL: the Nature network, 84x84 frames, a clipped value loss,
+  advantages normalised per minibatch rather than per batch).
 
 The report (``<out-dir>/<date>-<machine>-pong-<algo>.md`` and ``.png``) gives the average return of the
 episodes ended in each log interval against frames (agent steps x 4, the frame skip) and wall time, the first
@@ -53,6 +54,7 @@ ALGO_FLAGS = {
         "--set", "algo.learning_rate=2.5e-4", "--set", "algo.ratio_clip=0.1", "--set", "algo.gae_lambda=0.95",
         "--set", "algo.value_loss_coeff=0.5", "--set", "algo.clip_grad_norm=0.5",
         "--set", "algo.normalize_advantage=True", "--set", "algo.epochs=4", "--set", "algo.minibatches=4",
+        "--set", "algo.anneal_ratio_clip=False", "--set", "optim.eps=1e-5",
     ],
 }  # fmt: skip
 

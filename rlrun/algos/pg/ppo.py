@@ -26,7 +26,8 @@ class PPO(PolicyGradientAlgo):
     Policy loss ``-mean(min(ratio * A, clip(ratio, 1 - eps, 1 + eps) * A))`` with ``ratio =
     pi(a|s) / pi_old(a|s)`` and ``eps = ratio_clip``; value loss ``value_loss_coeff * mean(0.5 *
     (V(s) - R)^2)``; minus ``entropy_loss_coeff`` times the entropy. With ``linear_lr_schedule`` the
-    learning rate and ``ratio_clip`` both scale by ``(n_itr - itr) / n_itr`` at iteration ``itr``.
+    learning rate scales by ``(n_itr - itr) / n_itr`` at iteration ``itr``, and so does ``ratio_clip``
+    unless ``anneal_ratio_clip=False`` (rlpyt anneals both; CleanRL and Baselines' PPO2 keep the clip fixed).
     Minibatches hold ``T * B // minibatches`` steps; the remainder of a shuffle is left out. For a
     recurrent agent the envs are shuffled instead of the steps: a minibatch holds the whole ``T``-step
     sequences of ``B // minibatches`` envs, each run from its state stored at ``t=0``, and steps after
@@ -51,6 +52,7 @@ class PPO(PolicyGradientAlgo):
         ratio_clip: float = 0.1,
         linear_lr_schedule: bool = True,
         normalize_advantage: bool = False,
+        anneal_ratio_clip: bool = True,
     ) -> None:
         super().__init__(
             discount=discount,
@@ -72,6 +74,7 @@ class PPO(PolicyGradientAlgo):
         self.epochs = epochs
         self.ratio_clip = ratio_clip
         self.linear_lr_schedule = linear_lr_schedule
+        self.anneal_ratio_clip = anneal_ratio_clip
         self.current_ratio_clip = ratio_clip  # ratio_clip after the schedule, used by ``loss``
 
     def initialize(self, *args: Any, **kwargs: Any) -> None:
@@ -189,4 +192,5 @@ class PPO(PolicyGradientAlgo):
         """Set the learning rate and ratio clip for iteration ``itr`` (stateless, so resuming works)."""
         if not self.linear_lr_schedule:
             return
-        self.current_ratio_clip = self.ratio_clip * self.decay_learning_rate(itr)
+        frac = self.decay_learning_rate(itr)
+        self.current_ratio_clip = self.ratio_clip * frac if self.anneal_ratio_clip else self.ratio_clip

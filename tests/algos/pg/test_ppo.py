@@ -34,6 +34,14 @@ def test_linear_schedule_scales_lr_and_ratio_clip_by_remaining_iterations(pg_run
     assert algo.current_ratio_clip == pytest.approx(0.2 * (10 - itr) / 10)
 
 
+def test_linear_schedule_can_leave_the_ratio_clip_fixed(pg_run):
+    algo = PPO(learning_rate=0.01, ratio_clip=0.2, anneal_ratio_clip=False, epochs=1, minibatches=1)
+    _, _, samples = pg_run(algo, n_itr=10)
+    algo.optimize_agent(6, samples)
+    assert algo.optimizer.param_groups[0]["lr"] == pytest.approx(0.01 * 4 / 10)
+    assert algo.current_ratio_clip == 0.2  # what ``loss`` clips at
+
+
 def test_without_linear_schedule_lr_stays(pg_run):
     algo = PPO(learning_rate=0.01, linear_lr_schedule=False, epochs=1, minibatches=1)
     _, _, samples = pg_run(algo, n_itr=10)
