@@ -287,6 +287,8 @@ def write_report(outcomes: list[Outcome], facts: dict[str, str], path: Path, qui
             target = "" if h.target is None else f"{'>=' if h.higher_is_better else '<='} {h.target:g}"
             met = {True: "yes", False: "**no**", None: ""}[h.met(v)]
             lines.append(f"| {o.step.name} | {h.label} | {'n/a' if v is None else f'{v:g}'} | {target} | {met} |")
+    total = sum(o.seconds for o in outcomes)
+    lines += ["", f"The {len(outcomes)} steps took {int(total // 60)} min {total % 60:.0f} s in all."]
     if has_plot:
         lines += ["", f"![headline ratios]({plot.name})"]
     lines += ["", "## Steps", ""]

@@ -37,6 +37,20 @@ def test_every_step_names_an_existing_script():
         assert os.path.exists(os.path.join(ROOT, step.args[0])), step.name
 
 
+def test_report_gives_each_step_and_the_suites_total_time(tmp_path):
+    run_all = _run_all_module()
+    step = run_all.Step("demo", ("benchmarks/demo.py",), (), (run_all.Headline("demo ratio", r"ratio ([\d.]+)", 0.85),))
+    outcomes = [
+        run_all.Outcome(step, "python benchmarks/demo.py", 0, 60.0, seconds, "ratio 0.9", 0.1, 0.2, [0.9])
+        for seconds in (600.0, 395.4)
+    ]
+    report = tmp_path / "report.md"
+    run_all.write_report(outcomes, {"date": "d", "host": "h"}, report, quick=False)
+    text = report.read_text()
+    assert "The 2 steps took 16 min 35 s in all." in text
+    assert "| demo | demo ratio | 0.9 | >= 0.85 | yes |" in text and "ok in 395 s" in text
+
+
 @pytest.mark.timeout(200)
 @pytest.mark.integration
 def test_quick_run_of_one_step_writes_the_report_with_headlines_facts_and_plot(tmp_path):
