@@ -124,8 +124,9 @@ def test_spawned_ranks_train_with_identical_parameters(leak_check):
 @pytest.mark.learning
 @pytest.mark.timeout(600)  # about 20 s on an idle 2-core machine; minutes under heavy load
 def test_two_ranks_learn_cartpole():
-    """A2C with CartPole's tuned settings (rlrun.experiments.configs.cartpole), its global batch of 16 x 8
-    split over 2 ranks of 4 envs: the training return passes 100 within 40k steps (random play: about 22)."""
+    """A2C with CartPole's tuned algorithm settings (rlrun.experiments.configs.cartpole) on a global batch
+    of 16 steps x 8 envs, split over 2 ranks of 4 envs: the training return passes 100 within 40k steps
+    (random play: about 22)."""
     from rlrun.experiments.configs.cartpole import CONFIGS
 
     runner = SyncRl(
