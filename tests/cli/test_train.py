@@ -102,7 +102,7 @@ def test_python_m_rlrun_train_logs_under_data_local_like_a_script(tmp_path):
     with open(os.path.join(run_dir, "params.json"), encoding="utf-8") as f:
         params = json.load(f)
     assert params["name"] == "a2c_CartPole-v1" and params["command"]["seed"] == 3
-    assert params["sampler"]["eval_n_envs"] == 0 and params["algo"]["learning_rate"] == 1e-3
+    assert params["sampler"]["eval_n_envs"] == 0 and params["algo"]["learning_rate"] == 7e-4
 
 
 @pytest.mark.timeout(60)
