@@ -346,7 +346,15 @@ def test_interrupting_the_launcher_stops_its_runs(tmp_path, signum):
     (tmp_path / "sleeper.py").write_text(SLEEPER.format(pids=str(pids)))
     (tmp_path / "launch.py").write_text(LAUNCH_SLEEPERS)
     with open(tmp_path / "out.txt", "w") as out:
-        launcher = subprocess.Popen([sys.executable, "launch.py"], cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT)
+        # As from a terminal: a shell that started pytest in the background (`nohup ... &`) leaves SIGINT
+        # ignored, which children inherit and Python then keeps, so Ctrl-C would never reach the launcher.
+        launcher = subprocess.Popen(
+            [sys.executable, "launch.py"],
+            cwd=tmp_path,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
     try:
         deadline = time.monotonic() + 40
         while len(os.listdir(pids)) < 2 and time.monotonic() < deadline and launcher.poll() is None:
