@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from rlrun.algos.base import RlAlgorithm
+from rlrun.algos.optim import clip_grad_norm, make_optimizer
 from rlrun.replays.non_sequence.frame import (
     AsyncPrioritizedReplayFrameBuffer,
     AsyncUniformReplayFrameBuffer,
@@ -217,7 +218,7 @@ class DQN(RlAlgorithm):
 
     def optim_initialize(self, rank: int = 0) -> None:
         self.rank = rank
-        self.optimizer = self.OptimCls(self.agent.parameters(), lr=self.learning_rate, **self.optim_kwargs)
+        self.optimizer = make_optimizer(self.OptimCls, self.agent.parameters(), self.learning_rate, self.optim_kwargs)
         if self.initial_optim_state_dict is not None:
             self.optimizer.load_state_dict(self.initial_optim_state_dict)
 
@@ -281,7 +282,7 @@ class DQN(RlAlgorithm):
         loss, td_abs_errors, priorities = self.loss_and_priorities(samples_from_replay)
         self.optimizer.zero_grad()
         loss.backward()
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.agent.parameters(), self.clip_grad_norm)
+        grad_norm = clip_grad_norm(self.agent.parameters(), self.clip_grad_norm)
         self.optimizer.step()
         if self.prioritized_replay:
             self.replay_buffer.update_batch_priorities(priorities)
@@ -289,7 +290,7 @@ class DQN(RlAlgorithm):
         if self.update_counter % self.target_update_interval == 0:
             self.agent.update_target(self.target_update_tau)
         opt_info.loss.append(loss.item())
-        opt_info.gradNorm.append(grad_norm.item())
+        opt_info.gradNorm.append(grad_norm)
         opt_info.tdAbsErr.append(td_abs_errors.mean().item())
         return priorities
 

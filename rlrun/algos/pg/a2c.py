@@ -7,6 +7,7 @@ from typing import Any
 import torch
 
 from rlrun.agents.pg.base import rnn_state_from_storage
+from rlrun.algos.optim import clip_grad_norm
 from rlrun.algos.pg.base import LossTerms, OptInfo, PolicyGradientAlgo, scalar
 from rlrun.utils.tensor import valid_mean
 
@@ -58,13 +59,13 @@ class A2C(PolicyGradientAlgo):
         self.optimizer.zero_grad()
         terms = LossTerms.of(self.loss(samples))
         terms.loss.backward()
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.agent.parameters(), self.clip_grad_norm)
+        grad_norm = clip_grad_norm(self.agent.parameters(), self.clip_grad_norm)
         self.optimizer.step()
         self.update_counter += 1
 
         return OptInfo(
             loss=[terms.loss.item()],
-            gradNorm=[grad_norm.item()],
+            gradNorm=[grad_norm],
             entropy=[terms.entropy.item()],
             perplexity=[terms.perplexity.item()],
             piLoss=[scalar(terms.pi_loss)],

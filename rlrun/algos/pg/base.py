@@ -9,6 +9,7 @@ import torch
 
 from rlrun.agents.base import AgentInputs
 from rlrun.algos.base import RlAlgorithm
+from rlrun.algos.optim import make_optimizer
 from rlrun.algos.utils import generalized_advantage_estimation, generalized_advantage_estimation_tl, valid_from_done
 from rlrun.utils.buffer import buffer_to
 from rlrun.utils.collections import namedtuple
@@ -142,7 +143,7 @@ class PolicyGradientAlgo(RlAlgorithm):
         self.optim_initialize(rank)
 
     def optim_initialize(self, rank: int = 0) -> None:
-        self.optimizer = self.OptimCls(self.agent.parameters(), lr=self.learning_rate, **self.optim_kwargs)
+        self.optimizer = make_optimizer(self.OptimCls, self.agent.parameters(), self.learning_rate, self.optim_kwargs)
         if self.initial_optim_state_dict is not None:
             self.optimizer.load_state_dict(self.initial_optim_state_dict)
 

@@ -9,6 +9,7 @@ import torch
 
 from rlrun.agents.base import AgentInputs
 from rlrun.agents.pg.base import rnn_state_from_storage
+from rlrun.algos.optim import clip_grad_norm
 from rlrun.algos.pg.base import LossTerms, OptInfo, PolicyGradientAlgo, scalar
 from rlrun.utils.buffer import buffer_func
 from rlrun.utils.collections import namedarraytuple, namedtuple
@@ -115,6 +116,8 @@ class PPO(PolicyGradientAlgo):
         recurrent = init_rnn_state is not None
         n = B if recurrent else T * B  # a recurrent agent's minibatches are whole sequences: envs, not steps
         mb_size = n // self.minibatches
+        if not recurrent:  # env-major and flat, once per batch: step k is [k % T, k // T], one index per field
+            loss_inputs = buffer_func(loss_inputs, lambda x: x.transpose(0, 1).reshape(T * B, *x.shape[2:]))
         opt_info = OptInfoPpo(*([] for _ in OptInfoPpo._fields))
         for _epoch in range(self.epochs):
             order = torch.randperm(n)
@@ -125,16 +128,16 @@ class PPO(PolicyGradientAlgo):
                     # Positional, as rlpyt passed it, so subclasses that name the parameter otherwise still run.
                     terms = LossTerms.of(self.loss(*(*loss_inputs[:, idxs], mb_rnn_state)))
                 else:
-                    terms = LossTerms.of(self.loss(*loss_inputs[idxs % T, idxs // T]))
+                    terms = LossTerms.of(self.loss(*loss_inputs[idxs]))
 
                 self.optimizer.zero_grad()
                 terms.loss.backward()
-                grad_norm = torch.nn.utils.clip_grad_norm_(self.agent.parameters(), self.clip_grad_norm)
+                grad_norm = clip_grad_norm(self.agent.parameters(), self.clip_grad_norm)
                 self.optimizer.step()
                 self.update_counter += 1
 
                 opt_info.loss.append(terms.loss.item())
-                opt_info.gradNorm.append(grad_norm.item())
+                opt_info.gradNorm.append(grad_norm)
                 opt_info.entropy.append(terms.entropy.item())
                 opt_info.perplexity.append(terms.perplexity.item())
                 opt_info.piLoss.append(scalar(terms.pi_loss))

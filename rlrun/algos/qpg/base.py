@@ -12,47 +12,13 @@ import torch
 
 from rlrun.algos.base import RlAlgorithm
 from rlrun.algos.dqn.dqn import SamplesToBuffer, SamplesToBufferTl
+from rlrun.algos.optim import clipped_step, fused_adam_kwargs, make_optimizer
 from rlrun.replays.non_sequence.time_limit import TlUniformReplayBuffer
 from rlrun.replays.non_sequence.uniform import UniformReplayBuffer
 
 __all__ = ["OffPolicyActorCritic", "SamplesToBuffer", "SamplesToBufferTl", "clipped_step", "fused_adam_kwargs"]
 
 _log = logging.getLogger(__name__)
-
-
-def clipped_step(
-    optimizer: torch.optim.Optimizer,
-    loss: torch.Tensor,
-    parameters: Iterable[torch.nn.Parameter],
-    clip_grad_norm: float,
-) -> float:
-    """One optimiser step on ``loss`` with the gradient norm of ``parameters`` clipped; returns that
-    norm before clipping (for logging).
-
-    Only ``parameters`` get gradients: a policy loss that runs through the critics leaves theirs
-    alone, and autograd skips computing those (the critics' weight gradients in a policy step).
-    """
-    parameters = list(parameters)
-    optimizer.zero_grad()
-    loss.backward(inputs=parameters)
-    grads = [p.grad for p in parameters if p.grad is not None]
-    grad_norm = float(torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))) if grads else 0.0
-    if grad_norm > clip_grad_norm:  # rlpyt's defaults (1e8, 1e9) only log the norm: no rescaling pass
-        torch._foreach_mul_(grads, clip_grad_norm / (grad_norm + 1e-6))
-    optimizer.step()
-    return grad_norm
-
-
-def fused_adam_kwargs(OptimCls: Callable[..., torch.optim.Optimizer], optim_kwargs: dict[str, Any]) -> dict[str, Any]:
-    """``optim_kwargs`` plus ``fused=True`` for torch's Adam and AdamW unless they choose an
-    implementation (``fused`` or ``foreach``): one kernel for all of a network's tensors, which is the
-    larger part of an optimiser step on the small networks of continuous control (torch >= 2.4, on the
-    CPU and CUDA)."""
-    if OptimCls not in (torch.optim.Adam, torch.optim.AdamW) or {"fused", "foreach"} & set(optim_kwargs):
-        return optim_kwargs
-    if tuple(int(part) for part in torch.__version__.split(".")[:2]) < (2, 4):
-        return optim_kwargs
-    return {**optim_kwargs, "fused": True}
 
 
 class OffPolicyActorCritic(RlAlgorithm):
@@ -230,13 +196,9 @@ class OffPolicyActorCritic(RlAlgorithm):
         raise NotImplementedError
 
     def make_optimizer(self, parameters: Iterable[torch.Tensor], learning_rate: float) -> torch.optim.Optimizer:
-        """``OptimCls(parameters, lr=learning_rate, **optim_kwargs)``; Adam gets its fused kernel where
-        the parameters' device has one (:func:`fused_adam_kwargs`)."""
-        parameters = list(parameters)
-        kwargs = self.optim_kwargs
-        if parameters and parameters[0].device.type in ("cpu", "cuda"):
-            kwargs = fused_adam_kwargs(self.OptimCls, kwargs)
-        return self.OptimCls(parameters, lr=learning_rate, **kwargs)
+        """``OptimCls(parameters, lr=learning_rate, **optim_kwargs)`` with torch's fastest implementation
+        unless ``optim_kwargs`` chooses one (:func:`rlrun.algos.optim.make_optimizer`)."""
+        return make_optimizer(self.OptimCls, parameters, learning_rate, self.optim_kwargs)
 
     # --- training --------------------------------------------------------------------------------
 

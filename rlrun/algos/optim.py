@@ -1,0 +1,95 @@
+"""Optimisers and gradient clipping for every algorithm.
+
+On the small networks of classic and continuous control, a gradient step costs more in per-tensor
+overhead than in arithmetic: torch's default CPU optimisers loop over the parameters in Python, and
+``torch.nn.utils.clip_grad_norm_`` groups them by device and rescales even when nothing is clipped.
+The helpers here pick torch's multi-tensor kernels unless the user chose an implementation, and
+rescale only when the norm exceeds the limit. The updates are the same; see
+``benchmarks/framework_overhead.py --update`` for what they save.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import torch
+
+__all__ = ["clip_grad_norm", "clipped_step", "fast_optim_kwargs", "fused_adam_kwargs", "make_optimizer"]
+
+_FUSED = (torch.optim.Adam, torch.optim.AdamW)  # fused on the CPU and CUDA since torch 2.4
+_TORCH_HAS_CPU_FUSED = tuple(int(part) for part in torch.__version__.split(".")[:2]) >= (2, 4)
+
+
+def fused_adam_kwargs(OptimCls: Callable[..., torch.optim.Optimizer], optim_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``optim_kwargs`` plus ``fused=True`` for torch's Adam and AdamW unless they choose an
+    implementation (``fused`` or ``foreach``): one kernel for all of a network's tensors (torch >= 2.4,
+    on the CPU and CUDA)."""
+    if OptimCls not in _FUSED or {"fused", "foreach"} & set(optim_kwargs) or not _TORCH_HAS_CPU_FUSED:
+        return optim_kwargs
+    return {**optim_kwargs, "fused": True}
+
+
+def fast_optim_kwargs(
+    OptimCls: Callable[..., torch.optim.Optimizer], optim_kwargs: dict[str, Any], device_type: str = "cpu"
+) -> dict[str, Any]:
+    """``optim_kwargs`` with torch's fastest implementation of ``OptimCls`` for parameters on
+    ``device_type``, unless ``optim_kwargs`` chooses one: fused Adam and AdamW, and ``foreach=True``
+    for torch's other optimisers that take it (RMSprop, SGD, ...), which on the CPU default to a
+    Python loop over the tensors. Other classes, and devices other than the CPU and CUDA, are left as
+    given."""
+    if device_type not in ("cpu", "cuda") or {"fused", "foreach"} & set(optim_kwargs):
+        return optim_kwargs
+    if OptimCls in _FUSED and _TORCH_HAS_CPU_FUSED:
+        return {**optim_kwargs, "fused": True}
+    is_torch_optimizer = getattr(OptimCls, "__module__", "").startswith("torch.optim")
+    if is_torch_optimizer and "foreach" in inspect.signature(OptimCls).parameters:
+        return {**optim_kwargs, "foreach": True}
+    return optim_kwargs
+
+
+def make_optimizer(
+    OptimCls: Callable[..., torch.optim.Optimizer],
+    parameters: Iterable[torch.Tensor],
+    learning_rate: float,
+    optim_kwargs: dict[str, Any],
+) -> torch.optim.Optimizer:
+    """``OptimCls(parameters, lr=learning_rate, **optim_kwargs)`` with :func:`fast_optim_kwargs` for
+    the parameters' device."""
+    parameters = list(parameters)
+    device_type = parameters[0].device.type if parameters else "cpu"
+    return OptimCls(parameters, lr=learning_rate, **fast_optim_kwargs(OptimCls, optim_kwargs, device_type))
+
+
+def clip_grad_norm(parameters: Iterable[torch.nn.Parameter], max_norm: float) -> float:
+    """Rescale the gradients of ``parameters`` so that their joint 2-norm is at most ``max_norm``, as
+    ``torch.nn.utils.clip_grad_norm_`` does, and return the norm before clipping. The gradients are
+    only touched when the norm exceeds ``max_norm``."""
+    grads = [p.grad for p in parameters if p.grad is not None]
+    if not grads:
+        return 0.0
+    grad_norm = float(torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads))))
+    if grad_norm > max_norm:
+        torch._foreach_mul_(grads, max_norm / (grad_norm + 1e-6))
+    return grad_norm
+
+
+def clipped_step(
+    optimizer: torch.optim.Optimizer,
+    loss: torch.Tensor,
+    parameters: Iterable[torch.nn.Parameter],
+    clip_grad_norm_: float,
+) -> float:
+    """One optimiser step on ``loss`` with the gradient norm of ``parameters`` clipped; returns that
+    norm before clipping (for logging).
+
+    Only ``parameters`` get gradients: a policy loss that runs through the critics leaves theirs
+    alone, and autograd skips computing those (the critics' weight gradients in a policy step).
+    """
+    parameters = list(parameters)
+    optimizer.zero_grad()
+    loss.backward(inputs=parameters)
+    grad_norm = clip_grad_norm(parameters, clip_grad_norm_)
+    optimizer.step()
+    return grad_norm
