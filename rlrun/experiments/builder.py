@@ -16,7 +16,14 @@ from typing import Any
 from rlrun.experiments.registry import ConfigError, EnvChoice
 from rlrun.utils.launching.affinity import default_affinity, master_threads_beside_workers
 
-__all__ = ["SAMPLERS", "agent_and_algo_classes", "sampler_classes", "make_affinity_for", "build_runner"]
+__all__ = [
+    "SAMPLERS",
+    "agent_and_algo_classes",
+    "sampler_classes",
+    "make_affinity_for",
+    "optimizer_class",
+    "build_runner",
+]
 
 SAMPLERS = ("serial", "cpu", "gpu", "alternating")
 
@@ -114,6 +121,18 @@ def make_affinity_for(
     return affinity
 
 
+def optimizer_class(name: str) -> type:
+    """The ``torch.optim`` optimiser called ``name`` (``"RMSprop"`` or ``"torch.optim.RMSprop"``)."""
+    import torch
+
+    short = name.removeprefix("torch.optim.")
+    cls = getattr(torch.optim, short, None)
+    if not (isinstance(cls, type) and issubclass(cls, torch.optim.Optimizer)):
+        known = sorted(n for n, c in vars(torch.optim).items() if isinstance(c, type) and issubclass(c, torch.optim.Optimizer) and n != "Optimizer")  # fmt: skip
+        raise ConfigError(f"OptimCls={name!r} names no optimiser of torch.optim; choose one of {', '.join(known)}.")
+    return cls
+
+
 def build_runner(
     algo: str,
     env: EnvChoice,
@@ -131,6 +150,9 @@ def build_runner(
     AlgoCls, AgentCls = agent_and_algo_classes(algo, env.family, recurrent)
     SamplerCls, collector_kwargs = sampler_classes(sampler, recurrent or algo == "r2d1")
     algo_kwargs = dict(config["algo"])
+    for key, value in algo_kwargs.items():  # --set algo.OptimCls="'RMSprop'": a class of torch.optim by name
+        if key.endswith("OptimCls") and isinstance(value, str):
+            algo_kwargs[key] = optimizer_class(value)
     if config.get("optim"):
         algo_kwargs["optim_kwargs"] = {**(algo_kwargs.get("optim_kwargs") or {}), **config["optim"]}
     agent_kwargs = dict(config["agent"])

@@ -11,9 +11,11 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 from rlrun.cli import build_parser, main
 from rlrun.cli.train import resolve_config
+from rlrun.experiments.builder import optimizer_class
 from rlrun.experiments.registry import TABLE, EnvChoice, resolve_env, select_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -169,6 +171,7 @@ def test_ale_ids_and_game_names_are_atari_games():
         (["--algo", "dqn", "--env", "CartPole-v1", "--set", "learning_rate=1"], "write SECTION.KEY=VALUE"),
         (["--algo", "dqn", "--env", "CartPole-v1", "--set", "optimizer.lr=1"], "no section 'optimizer'"),
         (["--algo", "dqn", "--env", "CartPole-v1", "--set", "algo.no_such_keyword=1"], "does not build DQN"),
+        (["--algo", "a2c", "--env", "CartPole-v1", "--set", "algo.OptimCls='RMSProp'"], "choose one of A"),
         (["--algo", "ppo", "--env", "CartPole-v1", "--sampler", "cpu", "--n-envs", "2", "--workers", "4"], "--workers 2"),
         (["--algo", "ppo", "--env", "CartPole-v1", "--workers", "2"], "add --sampler cpu, gpu or alternating"),
         (["--algo", "ppo", "--env", "CartPole-v1", "--cuda-idx", "99"], "leave --cuda-idx out"),
@@ -207,6 +210,18 @@ def test_options_then_each_set_override_the_config_in_order():
     assert config["agent"]["model_kwargs"] == {"hidden_sizes": (32,)} and config["algo"]["learning_rate"] == 1e-3
     assert config["optim"] == {"eps": 1e-5}
     assert select_config("dqn", env)[1]["agent"]["model_kwargs"] == {"hidden_sizes": (256, 256)}  # a copy
+
+
+@pytest.mark.timeout(60)
+def test_an_optimiser_of_torch_optim_is_chosen_by_name(tmp_path, capsys):
+    run_dir = train(tmp_path, capsys, "--algo", "ppo", *DISCRETE, "--set", "algo.OptimCls='torch.optim.RMSprop'",
+                    "--set", "optim.alpha=0.9")  # fmt: skip
+    with open(os.path.join(run_dir, "params.json"), encoding="utf-8") as f:
+        assert json.load(f)["algo"]["OptimCls"] == "torch.optim.RMSprop"  # as given: --resume parses it again
+    checkpoint = torch.load(sorted(glob.glob(os.path.join(run_dir, "checkpoints", "*.ckpt")))[-1], weights_only=False)
+    (group,) = checkpoint["algo"]["optimizer"]["param_groups"]
+    assert group["alpha"] == 0.9 and group["foreach"] and "betas" not in group  # RMSprop's, not Adam's
+    assert optimizer_class("SGD") is torch.optim.SGD
 
 
 @pytest.mark.timeout(60)
