@@ -68,3 +68,20 @@ def test_a_tiny_real_run_trains_through_rlrun_train_and_writes_its_report(tmp_pa
     (report,) = tmp_path.glob("*-pong-a2c.md")
     assert "# Pong, A2C on the CPU" in report.read_text()
     assert "--n-envs 16 --batch-T 5" in result.stdout  # example_3's settings reached rlrun train
+
+
+@pytest.mark.timeout(60)
+def test_baselines_a2c_settings_run_rlrun_a2c_with_rmsprop_and_baselines_published_curve(tmp_path, monkeypatch):
+    pong = load_script()
+    commands = []
+    monkeypatch.setattr(pong.subprocess, "call", lambda command, cwd: commands.append(command) or 0)
+    run = tmp_path / "pong_a2c-baselines" / "run_0"
+    write_progress(run, "250000,150,-20.5\n")
+
+    assert pong.main(["--algo", "a2c-baselines", "--out-dir", str(tmp_path)]) == 1
+    (command,) = commands
+    assert command[command.index("--algo") + 1] == "a2c"
+    text = " ".join(command)
+    assert "algo.OptimCls='RMSprop'" in text and "algo.learning_rate=7e-4" in text and "algo.value_loss_coeff=1.0" in text
+    report = next(tmp_path.glob("*-pong-a2c-baselines.md")).read_text()
+    assert "Baselines A2C: -12.2 at 10M frames" in report
