@@ -22,6 +22,9 @@ as in the published curves), so it checkpoints after every log row and a stopped
   0.1 held fixed, GAE 0.95, value loss 0.5, entropy 0.01, gradient norm clipped at 0.5, normalised
   advantages; on rlrun's small A3C network (CleanRL: the Nature network, 84x84 frames, a clipped value loss,
   advantages normalised per minibatch rather than per batch).
+- PPO with the rest of CleanRL's run (``--algo ppo-cleanrl``): the same, on the Nature network (32/64/64 channels,
+  512 units) with orthogonal initialisation, advantages normalised per minibatch, the value loss clipped at 0.1
+  and FIRE after each reset. What still differs: rlrun's frames are 104x80 (CleanRL's 84x84).
 
 The report (``<out-dir>/<date>-<machine>-pong-<algo>.md`` and ``.png``) gives the average return of the
 episodes ended in each log interval against frames (agent steps x 4, the frame skip) and wall time, the first
@@ -48,6 +51,14 @@ from run_all import machine_label  # noqa: E402
 FRAME_SKIP = 4  # AtariEnv's default: one agent step is 4 emulator frames
 TARGET = 15.0
 
+PPO_FLAGS = [  # CleanRL's ppo_atari.py settings, on rlrun's default (small A3C) network
+    "--n-envs", "8", "--batch-T", "128",
+    "--set", "algo.learning_rate=2.5e-4", "--set", "algo.ratio_clip=0.1", "--set", "algo.gae_lambda=0.95",
+    "--set", "algo.value_loss_coeff=0.5", "--set", "algo.clip_grad_norm=0.5",
+    "--set", "algo.normalize_advantage=True", "--set", "algo.epochs=4", "--set", "algo.minibatches=4",
+    "--set", "algo.anneal_ratio_clip=False", "--set", "optim.eps=1e-5",
+]  # fmt: skip
+
 ALGO_FLAGS = {
     "a2c": [
         "--n-envs", "16", "--batch-T", "5",
@@ -59,12 +70,12 @@ ALGO_FLAGS = {
         "--set", "algo.learning_rate=7e-4", "--set", "algo.value_loss_coeff=1.0", "--set", "algo.clip_grad_norm=0.5",
         "--set", "sampler.max_decorrelation_steps=400",
     ],
-    "ppo": [  # CleanRL's ppo_atari.py settings, on rlrun's default (small A3C) network
-        "--n-envs", "8", "--batch-T", "128",
-        "--set", "algo.learning_rate=2.5e-4", "--set", "algo.ratio_clip=0.1", "--set", "algo.gae_lambda=0.95",
-        "--set", "algo.value_loss_coeff=0.5", "--set", "algo.clip_grad_norm=0.5",
-        "--set", "algo.normalize_advantage=True", "--set", "algo.epochs=4", "--set", "algo.minibatches=4",
-        "--set", "algo.anneal_ratio_clip=False", "--set", "optim.eps=1e-5",
+    "ppo": PPO_FLAGS,
+    "ppo-cleanrl": [  # the same, and what else of CleanRL's run rlrun reaches: network, init, clipping, normalisation
+        *PPO_FLAGS, "--set", "algo.normalize_advantage=False", "--set", "algo.minibatch_advantage_norm=True",
+        "--set", "algo.value_clip=0.1", "--set", "env.fire_on_reset=True", "--set", "model.orthogonal_init=True",
+        "--set", "model.channels=(32,64,64)", "--set", "model.kernel_sizes=(8,4,3)", "--set", "model.strides=(4,2,1)",
+        "--set", "model.paddings=(0,0,0)", "--set", "model.fc_sizes=512",
     ],
 }  # fmt: skip
 
@@ -88,6 +99,7 @@ PUBLISHED = {
     ],
 }
 PUBLISHED["a2c-baselines"] = PUBLISHED["a2c"]
+PUBLISHED["ppo-cleanrl"] = PUBLISHED["ppo"]
 
 
 def train(args: argparse.Namespace) -> tuple[int, Path]:

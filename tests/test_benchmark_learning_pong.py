@@ -85,3 +85,14 @@ def test_baselines_a2c_settings_run_rlrun_a2c_with_rmsprop_and_baselines_publish
     assert "algo.OptimCls='RMSprop'" in text and "algo.learning_rate=7e-4" in text and "algo.value_loss_coeff=1.0" in text
     report = next(tmp_path.glob("*-pong-a2c-baselines.md")).read_text()
     assert "Baselines A2C: -12.2 at 10M frames" in report
+
+
+def test_cleanrl_ppo_settings_add_the_nature_network_and_cleanrls_ppo_options_to_the_ppo_flags():
+    pong = load_script()
+    flags = pong.ALGO_FLAGS["ppo-cleanrl"]
+    assert flags[: len(pong.PPO_FLAGS)] == pong.PPO_FLAGS and pong.ALGO_FLAGS["ppo"] == pong.PPO_FLAGS
+    text = " ".join(flags[len(pong.PPO_FLAGS) :])
+    for setting in ("algo.minibatch_advantage_norm=True", "algo.value_clip=0.1", "model.orthogonal_init=True",
+                    "model.channels=(32,64,64)", "model.fc_sizes=512", "algo.normalize_advantage=False"):  # fmt: skip
+        assert setting in text
+    assert pong.PUBLISHED["ppo-cleanrl"] == pong.PUBLISHED["ppo"]

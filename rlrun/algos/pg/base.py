@@ -14,7 +14,7 @@ from rlrun.algos.utils import generalized_advantage_estimation, generalized_adva
 from rlrun.utils.buffer import buffer_to
 from rlrun.utils.collections import namedtuple
 
-__all__ = ["PolicyGradientAlgo", "OptInfo", "LossTerms", "check_recurrent_setup"]
+__all__ = ["PolicyGradientAlgo", "OptInfo", "LossTerms", "check_recurrent_setup", "normalized"]
 
 # rlpyt's convention: opt_info fields are lowerCamelCase.
 OptInfo = namedtuple("OptInfo", ["loss", "gradNorm", "entropy", "perplexity", "piLoss", "valueLoss"])
@@ -70,6 +70,12 @@ def check_recurrent_setup(algo: Any, agent: Any, mid_batch_reset: bool, examples
 def scalar(value: torch.Tensor | None) -> float:
     """A diagnostic for opt_info: the tensor's value, or NaN when a custom loss did not give it."""
     return float("nan") if value is None else value.item()
+
+
+def normalized(advantage: torch.Tensor, valid: torch.Tensor | None = None) -> torch.Tensor:
+    """``advantage`` shifted and scaled so that its valid entries have zero mean and unit standard deviation."""
+    adv = advantage if valid is None else advantage[valid > 0]
+    return (advantage - adv.mean()) / adv.std(correction=0).clamp(min=1e-6)
 
 
 class PolicyGradientAlgo(RlAlgorithm):
@@ -210,6 +216,5 @@ class PolicyGradientAlgo(RlAlgorithm):
             )
         valid = None if self.mid_batch_reset else valid_from_done(done)
         if self.normalize_advantage:
-            adv = advantage if valid is None else advantage[valid > 0]
-            advantage = (advantage - adv.mean()) / adv.std(correction=0).clamp(min=1e-6)
+            advantage = normalized(advantage, valid)
         return return_, advantage, valid

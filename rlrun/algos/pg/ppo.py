@@ -10,7 +10,7 @@ import torch
 from rlrun.agents.base import AgentInputs
 from rlrun.agents.pg.base import rnn_state_from_storage
 from rlrun.algos.optim import clip_grad_norm
-from rlrun.algos.pg.base import LossTerms, OptInfo, PolicyGradientAlgo, scalar
+from rlrun.algos.pg.base import LossTerms, OptInfo, PolicyGradientAlgo, normalized, scalar
 from rlrun.utils.buffer import buffer_func
 from rlrun.utils.collections import namedarraytuple, namedtuple
 from rlrun.utils.tensor import valid_mean
@@ -29,6 +29,10 @@ class PPO(PolicyGradientAlgo):
     (V(s) - R)^2)``; minus ``entropy_loss_coeff`` times the entropy. With ``linear_lr_schedule`` the
     learning rate scales by ``(n_itr - itr) / n_itr`` at iteration ``itr``, and so does ``ratio_clip``
     unless ``anneal_ratio_clip=False`` (rlpyt anneals both; CleanRL and Baselines' PPO2 keep the clip fixed).
+    Two options that rlpyt lacks, as CleanRL's and Baselines' PPO2 Atari settings use them:
+    ``minibatch_advantage_norm`` normalises the advantages within each minibatch (zero mean, unit std)
+    instead of over the batch (``normalize_advantage``); ``value_clip`` takes the larger of the value
+    error and that of the sampled value moved by at most ``value_clip`` towards the new one.
     Minibatches hold ``T * B // minibatches`` steps; the remainder of a shuffle is left out. For a
     recurrent agent the envs are shuffled instead of the steps: a minibatch holds the whole ``T``-step
     sequences of ``B // minibatches`` envs, each run from its state stored at ``t=0``, and steps after
@@ -54,6 +58,8 @@ class PPO(PolicyGradientAlgo):
         linear_lr_schedule: bool = True,
         normalize_advantage: bool = False,
         anneal_ratio_clip: bool = True,
+        minibatch_advantage_norm: bool = False,
+        value_clip: float | None = None,
     ) -> None:
         super().__init__(
             discount=discount,
@@ -71,11 +77,15 @@ class PPO(PolicyGradientAlgo):
             raise ValueError(f"minibatches and epochs must be at least 1, got {minibatches} and {epochs}.")
         if ratio_clip <= 0:
             raise ValueError(f"ratio_clip must be positive, got {ratio_clip}.")
+        if value_clip is not None and value_clip <= 0:
+            raise ValueError(f"value_clip must be positive or None (no clipping), got {value_clip}.")
         self.minibatches = minibatches
         self.epochs = epochs
         self.ratio_clip = ratio_clip
         self.linear_lr_schedule = linear_lr_schedule
         self.anneal_ratio_clip = anneal_ratio_clip
+        self.minibatch_advantage_norm = minibatch_advantage_norm
+        self.value_clip = value_clip
         self.current_ratio_clip = ratio_clip  # ratio_clip after the schedule, used by ``loss``
 
     def initialize(self, *args: Any, **kwargs: Any) -> None:
@@ -116,19 +126,29 @@ class PPO(PolicyGradientAlgo):
         recurrent = init_rnn_state is not None
         n = B if recurrent else T * B  # a recurrent agent's minibatches are whole sequences: envs, not steps
         mb_size = n // self.minibatches
+        old_value = samples.agent.agent_info.value if self.value_clip is not None else None
         if not recurrent:  # env-major and flat, once per batch: step k is [k % T, k // T], one index per field
-            loss_inputs = buffer_func(loss_inputs, lambda x: x.transpose(0, 1).reshape(T * B, *x.shape[2:]))
+            loss_inputs, old_value = buffer_func(
+                (loss_inputs, old_value), lambda x: x.transpose(0, 1).reshape(T * B, *x.shape[2:])
+            )
+        # Passed only when clipping, so a subclass's loss() with rlpyt's parameters still runs without it.
+        extra: dict[str, Any] = {}
         opt_info = OptInfoPpo(*([] for _ in OptInfoPpo._fields))
         for _epoch in range(self.epochs):
             order = torch.randperm(n)
             for start in range(0, n - mb_size + 1, mb_size):
                 idxs = order[start : start + mb_size]
+                mb_inputs = loss_inputs[:, idxs] if recurrent else loss_inputs[idxs]
+                if self.minibatch_advantage_norm:
+                    mb_inputs = mb_inputs._replace(advantage=normalized(mb_inputs.advantage, mb_inputs.valid))
+                if old_value is not None:
+                    extra["old_value"] = old_value[:, idxs] if recurrent else old_value[idxs]
                 if recurrent:
                     mb_rnn_state = buffer_func(init_rnn_state, operator.getitem, idxs)
                     # Positional, as rlpyt passed it, so subclasses that name the parameter otherwise still run.
-                    terms = LossTerms.of(self.loss(*(*loss_inputs[:, idxs], mb_rnn_state)))
+                    terms = LossTerms.of(self.loss(*mb_inputs, mb_rnn_state, **extra))
                 else:
-                    terms = LossTerms.of(self.loss(*loss_inputs[idxs]))
+                    terms = LossTerms.of(self.loss(*mb_inputs, **extra))
 
                 self.optimizer.zero_grad()
                 terms.loss.backward()
@@ -155,13 +175,15 @@ class PPO(PolicyGradientAlgo):
         valid: torch.Tensor | None,
         old_dist_info: Any,
         init_rnn_state: Any = None,
+        old_value: torch.Tensor | None = None,
     ) -> LossTerms:
         """The PPO loss on one minibatch, clipping the ratio at ``current_ratio_clip``. Unpacks as rlpyt's
         ``(loss, entropy, perplexity)``; the other parts are attributes.
 
         A feedforward agent's minibatch has leading dims ``[mb]`` and ``init_rnn_state`` is None. A
         recurrent agent's has ``[T, mb]`` (whole sequences of ``mb`` envs) and ``init_rnn_state`` is
-        their state at ``t=0`` as stored, batch-first ``[mb, N, H]`` (rlpyt's convention)."""
+        their state at ``t=0`` as stored, batch-first ``[mb, N, H]`` (rlpyt's convention). ``old_value``, the
+        values recorded when sampling, is given when ``value_clip`` is set."""
         if init_rnn_state is not None:
             dist_info, value, _next_rnn_state = self.agent(*agent_inputs, rnn_state_from_storage(init_rnn_state))
         else:
@@ -173,7 +195,11 @@ class PPO(PolicyGradientAlgo):
         surr_1 = ratio * advantage
         surr_2 = torch.clamp(ratio, 1.0 - eps, 1.0 + eps) * advantage
         pi_loss = -valid_mean(torch.min(surr_1, surr_2), valid)
-        value_loss = self.value_loss_coeff * valid_mean(0.5 * (value - return_) ** 2, valid)
+        value_error = (value - return_) ** 2
+        if self.value_clip is not None and old_value is not None:
+            clipped = old_value + torch.clamp(value - old_value, -self.value_clip, self.value_clip)
+            value_error = torch.max(value_error, (clipped - return_) ** 2)
+        value_loss = self.value_loss_coeff * valid_mean(0.5 * value_error, valid)
         entropy = dist.mean_entropy(dist_info, valid)
         loss = pi_loss + value_loss - self.entropy_loss_coeff * entropy
 

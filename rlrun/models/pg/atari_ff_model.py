@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import torch
@@ -41,7 +42,13 @@ class AtariFfModel(torch.nn.Module):
 
     Frames are pixel values in [0, 255] and are scaled to [0, 1] here. Defaults are the small
     A3C network: 16/32 channels, kernels 8/4, strides 4/2, paddings 0/1, then ``fc_sizes`` hidden
-    units (with nonlinearity) feeding a linear policy and a linear value output.
+    units (with nonlinearity) feeding a linear policy and a linear value output. The Nature DQN network
+    that CleanRL and Baselines use for Atari is ``channels=(32, 64, 64), kernel_sizes=(8, 4, 3),
+    strides=(4, 2, 1), paddings=(0, 0, 0), fc_sizes=512``.
+
+    ``orthogonal_init=True`` (not in rlpyt; torch's default init otherwise) gives every layer orthogonal
+    weights and zero biases, with gain sqrt(2) in the body, 0.01 on the policy output and 1 on the value
+    output: the initialisation of Baselines' and CleanRL's Atari PPO and A2C.
     """
 
     def __init__(
@@ -54,11 +61,18 @@ class AtariFfModel(torch.nn.Module):
         kernel_sizes: Sequence[int] | None = None,
         strides: Sequence[int] | None = None,
         paddings: Sequence[int] | None = None,
+        orthogonal_init: bool = False,
     ) -> None:
         super().__init__()
         self.conv = a3c_conv_head(image_shape, fc_sizes, use_maxpool, channels, kernel_sizes, strides, paddings)
         self.pi = torch.nn.Linear(self.conv.output_size, output_size)
         self.value = torch.nn.Linear(self.conv.output_size, 1)
+        if orthogonal_init:
+            for module, gain in [(self.conv, math.sqrt(2)), (self.pi, 0.01), (self.value, 1.0)]:
+                for layer in module.modules():
+                    if isinstance(layer, (torch.nn.Conv2d, torch.nn.Linear)):
+                        torch.nn.init.orthogonal_(layer.weight, gain)
+                        torch.nn.init.zeros_(layer.bias)
 
     def forward(
         self, image: torch.Tensor, prev_action: torch.Tensor | None = None, prev_reward: torch.Tensor | None = None

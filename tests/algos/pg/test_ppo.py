@@ -81,3 +81,74 @@ def test_policy_gradient_is_zero_exactly_where_the_ratio_is_clipped(pg_run, rati
 def test_more_minibatches_than_steps_is_refused(pg_run):
     with pytest.raises(ValueError, match="lower minibatches"):
         pg_run(PPO(minibatches=100), T=4, B=2)
+
+
+class RecordingPPO(PPO):
+    """Keeps what each minibatch's loss was given."""
+
+    def loss(self, agent_inputs, action, return_, advantage, valid, old_dist_info, init_rnn_state=None, **kwargs):
+        self.seen.append((advantage.detach().clone(), kwargs.get("old_value")))
+        return super().loss(agent_inputs, action, return_, advantage, valid, old_dist_info, init_rnn_state, **kwargs)
+
+
+@pytest.mark.parametrize("per_minibatch", [False, True])
+def test_advantages_can_be_normalised_in_each_minibatch(pg_run, per_minibatch):
+    algo = RecordingPPO(epochs=2, minibatches=4, minibatch_advantage_norm=per_minibatch)
+    algo.seen = []
+    _, _, samples = pg_run(algo, T=16, B=4)
+    algo.optimize_agent(0, samples)
+    assert len(algo.seen) == 8
+    for advantage, old_value in algo.seen:
+        assert advantage.shape == (16,) and old_value is None  # no value_clip: loss() gets rlpyt's arguments
+        normal = abs(float(advantage.mean())) < 1e-5 and float(advantage.std(correction=0)) == pytest.approx(
+            1, abs=1e-4
+        )
+        assert normal == per_minibatch
+
+
+def test_value_clip_gives_the_loss_the_sampled_values_of_its_minibatch(pg_run):
+    algo = RecordingPPO(epochs=1, minibatches=2, value_clip=0.2)
+    algo.seen = []
+    _, _, samples = pg_run(algo, T=8, B=4)
+    algo.optimize_agent(0, samples)
+    flat_values = samples.agent.agent_info.value.transpose(0, 1).reshape(-1)  # env-major, as PPO indexes
+    seen_values = torch.cat([old_value for _, old_value in algo.seen])
+    assert sorted(seen_values.tolist()) == sorted(flat_values.tolist())  # each sampled step once per epoch
+
+
+@pytest.mark.parametrize("value_clip", [None, 0.1])
+def test_a_clipped_value_error_that_is_the_larger_gives_no_gradient(pg_run, value_clip):
+    algo = PPO(value_loss_coeff=1.0, entropy_loss_coeff=0.0, value_clip=value_clip)
+    agent, _, samples = pg_run(algo, T=2, B=4)
+    inputs = AgentInputs(samples.env.observation[0], samples.agent.prev_action[0], samples.env.prev_reward[0])
+    action, dist_info = samples.agent.action[0], samples.agent.agent_info.dist_info[0]
+    with torch.no_grad():
+        value = agent(*inputs)[1]
+    # The new value equals the return, but the sampled one was 2 above it: moved by more than the clip.
+    terms = algo.loss(inputs, action, value, torch.zeros(4), None, dist_info, old_value=value + 2)
+    algo.optimizer.zero_grad()
+    terms.loss.backward()
+    value_grads = sum(float(p.grad.abs().sum()) for p in agent.model.v.parameters())
+    if value_clip is None:  # the error is zero: nothing to learn
+        assert float(terms.value_loss.detach()) == pytest.approx(0, abs=1e-10) and value_grads == 0
+    else:  # the clipped value, 2 - 0.1 above the return, is the larger error; it does not depend on the new value
+        assert float(terms.value_loss.detach()) == pytest.approx(0.5 * 1.9**2, rel=1e-5) and value_grads == 0
+
+
+def test_value_clip_changes_nothing_while_the_value_is_where_it_was_sampled(pg_run):
+    losses = []
+    for value_clip in (None, 0.5):
+        algo = PPO(value_loss_coeff=1.0, entropy_loss_coeff=0.0, value_clip=value_clip)
+        agent, _, samples = pg_run(algo, T=2, B=4)
+        inputs = AgentInputs(samples.env.observation[0], samples.agent.prev_action[0], samples.env.prev_reward[0])
+        with torch.no_grad():
+            value = agent(*inputs)[1]
+        terms = algo.loss(inputs, samples.agent.action[0], value + 1, torch.zeros(4), None,
+                          samples.agent.agent_info.dist_info[0], old_value=value)  # fmt: skip
+        losses.append(float(terms.value_loss.detach()))
+    assert losses[0] == pytest.approx(0.5) and losses[1] == pytest.approx(losses[0])
+
+
+def test_a_value_clip_that_is_not_positive_is_refused():
+    with pytest.raises(ValueError, match="value_clip must be positive"):
+        PPO(value_clip=0.0)
