@@ -146,7 +146,7 @@ class PPO(PolicyGradientAlgo):
                 if recurrent:
                     mb_rnn_state = buffer_func(init_rnn_state, operator.getitem, idxs)
                     # Positional, as rlpyt passed it, so subclasses that name the parameter otherwise still run.
-                    terms = LossTerms.of(self.loss(*mb_inputs, mb_rnn_state, **extra))
+                    terms = LossTerms.of(self.loss(*(*mb_inputs, mb_rnn_state), **extra))
                 else:
                     terms = LossTerms.of(self.loss(*mb_inputs, **extra))
 

@@ -72,7 +72,8 @@ class AtariFfModel(torch.nn.Module):
                 for layer in module.modules():
                     if isinstance(layer, (torch.nn.Conv2d, torch.nn.Linear)):
                         torch.nn.init.orthogonal_(layer.weight, gain)
-                        torch.nn.init.zeros_(layer.bias)
+                        if layer.bias is not None:
+                            torch.nn.init.zeros_(layer.bias)
 
     def forward(
         self, image: torch.Tensor, prev_action: torch.Tensor | None = None, prev_reward: torch.Tensor | None = None
