@@ -31,11 +31,11 @@ def test_the_nature_network_with_orthogonal_init_has_cleanrls_layers_and_a_near_
     convs = [m for m in model.conv.modules() if isinstance(m, torch.nn.Conv2d)]
     assert [c.out_channels for c in convs] == [32, 64, 64] and model.pi.in_features == 512
     layers = [*convs, *(m for m in model.conv.modules() if isinstance(m, torch.nn.Linear)), model.pi, model.value]
-    assert all(float(layer.bias.abs().max()) == 0 for layer in layers)
+    assert all(float(layer.bias.detach().abs().max()) == 0 for layer in layers)
     for layer, gain in [(convs[0], 2**0.5), (model.pi, 0.01), (model.value, 1.0)]:
-        w = layer.weight.reshape(layer.weight.shape[0], -1)  # orthogonal rows (fewer rows than columns)
+        w = layer.weight.detach().reshape(layer.weight.shape[0], -1)  # orthogonal rows (fewer rows than columns)
         torch.testing.assert_close(w @ w.T, gain**2 * torch.eye(w.shape[0]), atol=1e-4, rtol=1e-4)
     pi, _ = model(torch.randint(0, 256, (5, *IMAGE_SHAPE), dtype=torch.uint8))
     assert float((pi - 1 / 6).abs().max()) < 0.01  # the 0.01 gain on the policy output
     plain = AtariFfModel(IMAGE_SHAPE, output_size=6, **nature)
-    assert float(plain.pi.bias.abs().max()) > 0  # torch's default init otherwise
+    assert float(plain.pi.bias.detach().abs().max()) > 0  # torch's default init otherwise
