@@ -36,6 +36,6 @@ def test_the_nature_network_with_orthogonal_init_has_cleanrls_layers_and_a_near_
         w = layer.weight.detach().reshape(layer.weight.shape[0], -1)  # orthogonal rows (fewer rows than columns)
         torch.testing.assert_close(w @ w.T, gain**2 * torch.eye(w.shape[0]), atol=1e-4, rtol=1e-4)
     pi, _ = model(torch.randint(0, 256, (5, *IMAGE_SHAPE), dtype=torch.uint8))
-    assert float((pi - 1 / 6).abs().max()) < 0.01  # the 0.01 gain on the policy output
+    assert float((pi.detach() - 1 / 6).abs().max()) < 0.01  # the 0.01 gain on the policy output
     plain = AtariFfModel(IMAGE_SHAPE, output_size=6, **nature)
     assert float(plain.pi.bias.detach().abs().max()) > 0  # torch's default init otherwise
