@@ -99,7 +99,7 @@ def main() -> int:
         print(f"{algo.upper()} iteration ({steps}), {args.rounds} rounds of {iterations}:")
         for name, values in times.items():
             print(f"  {name:34} {statistics.median(values):7.3f} ms")
-        print(f"  rlrun / SB3 {ratio:.2f}   (with torch's default optimiser: {plain:.2f})")
+        print(f"  {algo.upper()}: rlrun / SB3 {ratio:.2f}   (with torch's default optimiser: {plain:.2f})")
     return 0
 
 

@@ -115,6 +115,27 @@ STEPS: tuple[Step, ...] = (
         what="one SAC gradient step against Stable-Baselines3's",
     ),
     Step(
+        "pg_update_speed",
+        ("benchmarks/pg_update_speed.py", "--rounds", "7"),
+        ("--rounds", "1", "--iterations", "2"),
+        (
+            Headline(
+                "PPO iteration on CartPole, rlrun / SB3 (time)",
+                r"PPO: rlrun / SB3 ([\d.]+)",
+                1.0,
+                higher_is_better=False,
+            ),
+            Headline(
+                "A2C iteration on CartPole, rlrun / SB3 (time)",
+                r"A2C: rlrun / SB3 ([\d.]+)",
+                1.0,
+                higher_is_better=False,
+            ),
+        ),
+        timeout=600,
+        what="one PPO and one A2C training iteration against Stable-Baselines3's",
+    ),
+    Step(
         "async_dqn_speed",
         (
             "benchmarks/async_dqn_speed.py",
