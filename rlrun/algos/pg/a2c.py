@@ -8,7 +8,7 @@ import torch
 
 from rlrun.agents.pg.base import rnn_state_from_storage
 from rlrun.algos.optim import clip_grad_norm
-from rlrun.algos.pg.base import LossTerms, OptInfo, PolicyGradientAlgo, scalar
+from rlrun.algos.pg.base import LossTerms, OptInfo, PolicyGradientAlgo, entropy_and_perplexity, scalar
 from rlrun.utils.tensor import valid_mean
 
 __all__ = ["A2C", "LossTerms"]
@@ -87,8 +87,9 @@ class A2C(PolicyGradientAlgo):
         log_prob = dist.log_likelihood(samples.agent.action, dist_info)
         pi_loss = -valid_mean(log_prob * advantage, valid)
         value_loss = self.value_loss_coeff * valid_mean(0.5 * (value - return_) ** 2, valid)
-        entropy = dist.mean_entropy(dist_info, valid)
-        loss = pi_loss + value_loss - self.entropy_loss_coeff * entropy
-
-        perplexity = dist.mean_perplexity(dist_info, valid)
-        return LossTerms(loss, entropy.detach(), perplexity.detach(), pi_loss=pi_loss, value_loss=value_loss)
+        # Without an entropy bonus the entropy is only logged, and stays out of the graph.
+        entropy, perplexity = entropy_and_perplexity(dist, dist_info, valid, with_grad=self.entropy_loss_coeff != 0)
+        loss = pi_loss + value_loss
+        if self.entropy_loss_coeff != 0:
+            loss = loss - self.entropy_loss_coeff * entropy
+        return LossTerms(loss, entropy.detach(), perplexity, pi_loss=pi_loss, value_loss=value_loss)

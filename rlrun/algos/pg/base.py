@@ -11,10 +11,19 @@ from rlrun.agents.base import AgentInputs
 from rlrun.algos.base import RlAlgorithm
 from rlrun.algos.optim import make_optimizer
 from rlrun.algos.utils import generalized_advantage_estimation, generalized_advantage_estimation_tl, valid_from_done
+from rlrun.distributions.base import Distribution
 from rlrun.utils.buffer import buffer_to
 from rlrun.utils.collections import namedtuple
+from rlrun.utils.tensor import valid_mean
 
-__all__ = ["PolicyGradientAlgo", "OptInfo", "LossTerms", "check_recurrent_setup", "normalized"]
+__all__ = [
+    "PolicyGradientAlgo",
+    "OptInfo",
+    "LossTerms",
+    "check_recurrent_setup",
+    "entropy_and_perplexity",
+    "normalized",
+]
 
 # rlpyt's convention: opt_info fields are lowerCamelCase.
 OptInfo = namedtuple("OptInfo", ["loss", "gradNorm", "entropy", "perplexity", "piLoss", "valueLoss"])
@@ -70,6 +79,22 @@ def check_recurrent_setup(algo: Any, agent: Any, mid_batch_reset: bool, examples
 def scalar(value: torch.Tensor | None) -> float:
     """A diagnostic for opt_info: the tensor's value, or NaN when a custom loss did not give it."""
     return float("nan") if value is None else value.item()
+
+
+def entropy_and_perplexity(
+    dist: Any, dist_info: Any, valid: torch.Tensor | None, with_grad: bool
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The mean entropy of ``dist_info`` (in the autograd graph only ``with_grad``, i.e. when the loss has an
+    entropy bonus) and the mean perplexity, for logging, from the same per-step entropies where the
+    distribution's perplexity is the default ``exp(entropy)``."""
+    with torch.set_grad_enabled(torch.is_grad_enabled() and with_grad):
+        step_entropy = dist.entropy(dist_info)
+    with torch.no_grad():
+        if type(dist).perplexity is Distribution.perplexity:
+            perplexity = valid_mean(torch.exp(step_entropy.detach()), valid)
+        else:
+            perplexity = dist.mean_perplexity(dist_info, valid)
+    return valid_mean(step_entropy, valid), perplexity
 
 
 def normalized(advantage: torch.Tensor, valid: torch.Tensor | None = None) -> torch.Tensor:

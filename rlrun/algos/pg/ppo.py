@@ -10,7 +10,7 @@ import torch
 from rlrun.agents.base import AgentInputs
 from rlrun.agents.pg.base import rnn_state_from_storage
 from rlrun.algos.optim import clip_grad_norm
-from rlrun.algos.pg.base import LossTerms, OptInfo, PolicyGradientAlgo, normalized, scalar
+from rlrun.algos.pg.base import LossTerms, OptInfo, PolicyGradientAlgo, entropy_and_perplexity, normalized, scalar
 from rlrun.utils.buffer import buffer_func
 from rlrun.utils.collections import namedarraytuple, namedtuple
 from rlrun.utils.tensor import valid_mean
@@ -200,11 +200,13 @@ class PPO(PolicyGradientAlgo):
             clipped = old_value + torch.clamp(value - old_value, -self.value_clip, self.value_clip)
             value_error = torch.max(value_error, (clipped - return_) ** 2)
         value_loss = self.value_loss_coeff * valid_mean(0.5 * value_error, valid)
-        entropy = dist.mean_entropy(dist_info, valid)
-        loss = pi_loss + value_loss - self.entropy_loss_coeff * entropy
+        # Without an entropy bonus the entropy is only logged, and stays out of the graph.
+        entropy, perplexity = entropy_and_perplexity(dist, dist_info, valid, with_grad=self.entropy_loss_coeff != 0)
+        loss = pi_loss + value_loss
+        if self.entropy_loss_coeff != 0:
+            loss = loss - self.entropy_loss_coeff * entropy
 
         with torch.no_grad():
-            perplexity = dist.mean_perplexity(dist_info, valid)
             approx_kl = dist.mean_kl(old_dist_info, dist_info, valid)
             clip_fraction = valid_mean(((ratio - 1).abs() > eps).float(), valid)
         return LossTerms(

@@ -90,3 +90,25 @@ def test_real_time_limited_batch_bootstraps_from_value_at_each_cut(pg_run):
     return_, _, _ = a2c.process_returns(samples)
     value = samples.agent.agent_info.value
     torch.testing.assert_close(return_[timeout], 1 + 0.9 * value[timeout])
+
+
+def test_entropy_joins_the_graph_only_for_an_entropy_bonus_and_perplexity_reuses_it():
+    from rlrun.algos.pg.base import entropy_and_perplexity
+    from rlrun.distributions.categorical import Categorical, DistInfo
+
+    logits = torch.randn(6, 3, requires_grad=True)
+    info = DistInfo(prob=torch.softmax(logits, -1))
+    dist = Categorical(dim=3)
+    valid = torch.tensor([1.0, 1, 1, 0, 1, 0])
+    for with_grad in (False, True):
+        entropy, perplexity = entropy_and_perplexity(dist, info, valid, with_grad)
+        assert entropy.requires_grad == with_grad and not perplexity.requires_grad
+        torch.testing.assert_close(entropy, dist.mean_entropy(info, valid))
+        torch.testing.assert_close(perplexity, dist.mean_perplexity(info, valid).detach())
+
+    class Twice(Categorical):  # a distribution with its own perplexity is asked for it
+        def perplexity(self, dist_info):
+            return 2 * torch.exp(self.entropy(dist_info))
+
+    _, perplexity = entropy_and_perplexity(Twice(dim=3), info, None, False)
+    torch.testing.assert_close(perplexity, 2 * dist.mean_perplexity(info).detach())
