@@ -191,7 +191,9 @@ def write_report(run_dir: Path, algo: str, target: float, out_dir: Path, command
         lines += [f"| {f / 1e6:.1f}M | {t / 60:.1f} | {r:+.1f} |" for f, t, r in milestones(rows)]
         if PUBLISHED[algo]:
             lines += ["", "Published, at about the same frames:", ""]
-            lines += [f"- {label}: {score:+.1f} at {frames / 1e6:.0f}M frames" for label, frames, score in PUBLISHED[algo]]
+            lines += [
+                f"- {label}: {score:+.1f} at {frames / 1e6:.0f}M frames" for label, frames, score in PUBLISHED[algo]
+            ]
         if has_plot:
             lines += ["", f"![Pong {algo}]({plot.name})"]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -206,7 +208,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log-interval", type=int, default=50_000, help="agent steps between log rows")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument(
-        "--torch-threads", type=int, default=os.cpu_count() or 1,
+        "--torch-threads",
+        type=int,
+        default=os.cpu_count() or 1,
         help="the training process's torch threads (default: every CPU, as the workers wait while it trains)",
     )
     parser.add_argument("--seed", type=int, default=0)

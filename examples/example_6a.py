@@ -27,7 +27,9 @@ DEFAULTS = dict(
 )
 
 
-def build_and_train(slot_affinity_code, log_dir, run_ID, n_steps=50e6, log_interval_steps=1e5, max_decorrelation_steps=400):
+def build_and_train(
+    slot_affinity_code, log_dir, run_ID, n_steps=50e6, log_interval_steps=1e5, max_decorrelation_steps=400
+):
     affinity = affinity_from_code(slot_affinity_code)
     config = update_config(DEFAULTS, load_variant(log_dir))
 

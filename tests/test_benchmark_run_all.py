@@ -69,6 +69,9 @@ def test_quick_run_of_one_step_writes_the_report_with_headlines_facts_and_plot(t
     assert "| cores | " in text and "| torch | " in text and "load average" in text
     assert "SerialSampler / bare loop" in text and "rlrun / bare:" in text
     assert list(tmp_path.glob("*-quick-ratios.png")), "the plot of the headline ratios is missing"
-    assert "unknown step" in subprocess.run(
-        [sys.executable, SCRIPT, "--only", "nonsense"], env=env, capture_output=True, text=True, timeout=60
-    ).stderr
+    assert (
+        "unknown step"
+        in subprocess.run(
+            [sys.executable, SCRIPT, "--only", "nonsense"], env=env, capture_output=True, text=True, timeout=60
+        ).stderr
+    )

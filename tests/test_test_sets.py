@@ -11,7 +11,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-MARKED = '''
+MARKED = """
 import pytest
 
 def test_plain():
@@ -28,7 +28,7 @@ def test_learns():
 @pytest.mark.integration
 def test_script():
     pass
-'''
+"""
 
 
 def collected(tmp_path, *args: str) -> list[str]:
@@ -56,23 +56,23 @@ def test_the_default_run_leaves_out_slow_and_learning_and_a_command_line_m_repla
     assert collected(tmp_path, *args) == expected
 
 
-MIXED = '''
+MIXED = """
 import pytest
 
 @pytest.mark.integration
 @pytest.mark.parametrize("case", ["short", pytest.param("long", marks=pytest.mark.slow)])
 def test_script(case):
     pass
-'''
+"""
 
 # The project's conftest.py, loaded by path: its hook is what is under test.
-CONFTEST = f'''
+CONFTEST = f"""
 import importlib.util
 spec = importlib.util.spec_from_file_location("project_conftest", {os.path.join(ROOT, "tests", "conftest.py")!r})
 project_conftest = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(project_conftest)
 pytest_collection_modifyitems = project_conftest.pytest_collection_modifyitems
-'''
+"""
 
 
 @pytest.mark.timeout(90)

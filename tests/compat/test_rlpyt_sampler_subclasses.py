@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from rlrun.agents.pg.categorical import CategoricalPgAgent
 from rlrun.algos.pg.a2c import A2C
@@ -103,9 +104,17 @@ def _cpu_kwargs(SamplerCls):
 
 def _sample(SamplerCls, n_itr=4, **sampler_kwargs):
     sampler = SamplerCls(
-        EnvCls=make, env_kwargs=dict(id="CartPole-v1"), batch_T=25, batch_B=4, max_decorrelation_steps=0, **sampler_kwargs
+        EnvCls=make,
+        env_kwargs=dict(id="CartPole-v1"),
+        batch_T=25,
+        batch_B=4,
+        max_decorrelation_steps=0,
+        **sampler_kwargs,
     )
     agent = CategoricalPgAgent()
+    # The sampler's seed is the envs' and the action streams'; the model's initial weights come from torch's
+    # global generator (a runner seeds it), so two calls compare the same policy only with it seeded.
+    torch.manual_seed(0)
     sampler.initialize(agent, seed=3, traj_info_kwargs=dict(discount=DISCOUNT), **_cpu_kwargs(SamplerCls))
     batches, traj_infos = [], []
     try:

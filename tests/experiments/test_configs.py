@@ -347,7 +347,10 @@ def representative_cases() -> set[tuple[str, str]]:
         for name in recipe.names:
             groups.setdefault((recipe.classes(name), runner_cls(recipe, configs[name])), []).append(name)
         for names in groups.values():
-            held = {name: settings({k: v for k, v in configs[name].items() if k not in ("sampler", "runner")}) for name in names}
+            held = {
+                name: settings({k: v for k, v in configs[name].items() if k not in ("sampler", "runner")})
+                for name in names
+            }
             covered: set[tuple[str, Any]] = set()
             while True:
                 best = max(names, key=lambda name: len(held[name] - covered))  # the first on ties

@@ -119,7 +119,13 @@ def test_minibatch_rl_eval_logs_an_evaluation_before_training_and_at_each_interv
     with logger_context("a2c_eval", 0, "a2c") as run_dir:
         final = runner.train()
     rows = read_progress(run_dir)
-    for key in ["Diagnostics/StepsInEval", "Diagnostics/TrajsInEval", "Diagnostics/EvalTime", "Diagnostics/CumEvalTime", "Diagnostics/CumTrainTime"]:
+    for key in [
+        "Diagnostics/StepsInEval",
+        "Diagnostics/TrajsInEval",
+        "Diagnostics/EvalTime",
+        "Diagnostics/CumEvalTime",
+        "Diagnostics/CumTrainTime",
+    ]:
         assert f"{key}" in rows[0]
     assert column(rows, "Diagnostics/CumSteps") == [0, 100, 200]
     assert math.isnan(column(rows, "Diagnostics/StepsPerSecond")[0])  # no training before the first evaluation
@@ -127,7 +133,9 @@ def test_minibatch_rl_eval_logs_an_evaluation_before_training_and_at_each_interv
     assert all(t > 0 for t in column(rows, "Diagnostics/EvalTime"))
     assert column(rows, "Diagnostics/CumEvalTime")[-1] == pytest.approx(sum(column(rows, "Diagnostics/EvalTime")))
     # The logged returns are the evaluation episodes', whose lengths StepsInEval sums.
-    assert column(rows, "LengthAverage")[-1] * final["Diagnostics/TrajsInEval"] == pytest.approx(final["Diagnostics/StepsInEval"])
+    assert column(rows, "LengthAverage")[-1] * final["Diagnostics/TrajsInEval"] == pytest.approx(
+        final["Diagnostics/StepsInEval"]
+    )
     assert sampler.shutdown_calls == 1
 
 

@@ -39,7 +39,8 @@ def test_cartpole_cpu_sampler_example_trains_and_evaluates(tmp_path):
 @pytest.mark.integration
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize(
-    "sample_mode", [pytest.param("cpu", marks=pytest.mark.slow), "gpu", pytest.param("alternating", marks=pytest.mark.slow)]
+    "sample_mode",
+    [pytest.param("cpu", marks=pytest.mark.slow), "gpu", pytest.param("alternating", marks=pytest.mark.slow)],
 )
 def test_example_3_runs_with_each_parallel_sampler(sample_mode, tmp_path):
     args = ["--sample_mode", sample_mode, "--n_parallel", "2", "--n_steps", "320", "--log_interval_steps", "160"]
@@ -52,7 +53,18 @@ def test_example_3_runs_with_each_parallel_sampler(sample_mode, tmp_path):
 @pytest.mark.integration
 @pytest.mark.timeout(240)
 def test_example_5_dqn_runs_with_the_gpu_sampler(tmp_path):
-    args = ["--n_parallel", "2", "--n_steps", "1200", "--log_interval_steps", "600", "--replay_size", "2000", "--eval_max_steps", "1000"]
+    args = [
+        "--n_parallel",
+        "2",
+        "--n_steps",
+        "1200",
+        "--log_interval_steps",
+        "600",
+        "--replay_size",
+        "2000",
+        "--eval_max_steps",
+        "1000",
+    ]
     run_example("example_5.py", args, tmp_path)
     (progress,) = glob.glob(str(tmp_path / "data" / "local" / "*" / "*" / "example_5" / "run_0" / "progress.csv"))
     with open(progress) as f:
@@ -62,12 +74,23 @@ def test_example_5_dqn_runs_with_the_gpu_sampler(tmp_path):
 @pytest.mark.integration
 @pytest.mark.timeout(300)
 def test_example_6_launches_its_grid_of_example_6a_runs_over_the_cores(tmp_path):
-    args = ["--runs_per_setting", "1", "--n_steps", "160", "--log_interval_steps", "160", "--max_decorrelation_steps", "0"]
+    args = [
+        "--runs_per_setting",
+        "1",
+        "--n_steps",
+        "160",
+        "--log_interval_steps",
+        "160",
+        "--max_decorrelation_steps",
+        "0",
+    ]
     run_example("example_6.py", args, tmp_path)
     runs = glob.glob(str(tmp_path / "data" / "local" / "*" / "*" / "example_6" / "*" / "*" / "run_0" / "progress.csv"))
     settings = {tuple(Path(p).parts[-4:-2]) for p in runs}
     assert settings == {
-        (setting, game) for setting in ("example6_0.0007lr_16B", "example6_0.001lr_32B") for game in ("pong", "seaquest")
+        (setting, game)
+        for setting in ("example6_0.0007lr_16B", "example6_0.001lr_32B")
+        for game in ("pong", "seaquest")
     }
     for progress in runs:
         with open(progress) as f:

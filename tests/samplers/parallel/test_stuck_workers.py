@@ -33,7 +33,9 @@ def stuck(fail_in, **kwargs):
     return cpu_sampler(EnvCls=FaultyCartPole, env_kwargs=env_kwargs, worker_timeout=TIMEOUT, T=50, **kwargs)
 
 
-@pytest.mark.parametrize("fail_in, frame", [("hang", "hang_forever"), pytest.param("sleep", "step", marks=pytest.mark.integration)])
+@pytest.mark.parametrize(
+    "fail_in, frame", [("hang", "hang_forever"), pytest.param("sleep", "step", marks=pytest.mark.integration)]
+)
 def test_worker_stuck_in_a_step_becomes_an_error_with_its_stack_after_the_timeout(fail_in, frame, leak_check, caplog):
     sampler = stuck(fail_in)
     start(sampler, seed=SEED)
