@@ -4,8 +4,8 @@ On the small networks of classic and continuous control, a gradient step costs m
 overhead than in arithmetic: torch's default CPU optimisers loop over the parameters in Python, and
 ``torch.nn.utils.clip_grad_norm_`` groups them by device and rescales even when nothing is clipped.
 The helpers here pick torch's multi-tensor kernels unless the user chose an implementation, and
-rescale only when the norm exceeds the limit. The updates are the same; see
-``benchmarks/framework_overhead.py --update`` for what they save.
+rescale only when the norm exceeds the limit. The updates are the same; ``benchmarks/pg_update_speed.py``
+measures what they save.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def clipped_step(
     optimizer: torch.optim.Optimizer,
     loss: torch.Tensor,
     parameters: Iterable[torch.nn.Parameter],
-    clip_grad_norm_: float,
+    clip_grad_norm: float,
 ) -> float:
     """One optimiser step on ``loss`` with the gradient norm of ``parameters`` clipped; returns that
     norm before clipping (for logging).
@@ -90,6 +90,9 @@ def clipped_step(
     parameters = list(parameters)
     optimizer.zero_grad()
     loss.backward(inputs=parameters)
-    grad_norm = clip_grad_norm(parameters, clip_grad_norm_)
+    grad_norm = _clip(parameters, clip_grad_norm)
     optimizer.step()
     return grad_norm
+
+
+_clip = clip_grad_norm  # for clipped_step, whose parameter keeps the algorithms' keyword name
