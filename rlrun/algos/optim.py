@@ -16,10 +16,74 @@ from typing import Any
 
 import torch
 
-__all__ = ["clip_grad_norm", "clipped_step", "fast_optim_kwargs", "fused_adam_kwargs", "make_optimizer"]
+__all__ = ["RMSpropTF", "clip_grad_norm", "clipped_step", "fast_optim_kwargs", "fused_adam_kwargs", "make_optimizer"]
 
 _FUSED = (torch.optim.Adam, torch.optim.AdamW)  # fused on the CPU and CUDA since torch 2.4
 _TORCH_HAS_CPU_FUSED = tuple(int(part) for part in torch.__version__.split(".")[:2]) >= (2, 4)
+
+
+class RMSpropTF(torch.optim.Optimizer):
+    """RMSprop as TensorFlow 1 computes it, which OpenAI Baselines' A2C and ACKTR settings were tuned with.
+
+    Per parameter: ``ms = alpha * ms + (1 - alpha) * g^2`` with ``ms`` starting at 1, then
+    ``buf = momentum * buf + lr * g / sqrt(ms + eps)`` and ``p -= buf``. torch's RMSprop starts ``ms`` at 0
+    and adds ``eps`` outside the square root, so its first steps are about ``lr / sqrt(1 - alpha)`` (ten
+    times ``lr`` at alpha 0.99) in every parameter, and a parameter with tiny gradients moves by up to
+    ``lr`` each step: enough, at Baselines' learning rate of 7e-4, to silence every unit of a small Atari
+    network's first layer within the first million frames (``docs/performance.md``). Use it for Baselines'
+    settings: ``OptimCls=RMSpropTF, optim_kwargs=dict(alpha=0.99, eps=1e-5)``.
+    """
+
+    def __init__(
+        self,
+        params: Any,
+        lr: float = 1e-2,
+        alpha: float = 0.99,
+        eps: float = 1e-10,
+        momentum: float = 0.0,
+        weight_decay: float = 0.0,
+    ) -> None:
+        for name, value in (("lr", lr), ("eps", eps), ("momentum", momentum), ("weight_decay", weight_decay)):
+            if value < 0:
+                raise ValueError(f"RMSpropTF: {name} must be >= 0, got {value}.")
+        if not 0 <= alpha < 1:
+            raise ValueError(f"RMSpropTF: alpha must be in [0, 1), got {alpha}.")
+        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, momentum=momentum, weight_decay=weight_decay))
+
+    @torch.no_grad()
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            params = [p for p in group["params"] if p.grad is not None]
+            if not params:
+                continue
+            grads = [p.grad for p in params]
+            if group["weight_decay"]:
+                grads = list(torch._foreach_add(grads, params, alpha=group["weight_decay"]))
+            states = [self.state[p] for p in params]
+            for p, state in zip(params, states):
+                if not state:
+                    state["step"] = 0
+                    state["square_avg"] = torch.ones_like(p, memory_format=torch.preserve_format)
+                    if group["momentum"] > 0:
+                        state["momentum_buffer"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                state["step"] += 1
+            square_avgs = [state["square_avg"] for state in states]
+            torch._foreach_mul_(square_avgs, group["alpha"])
+            torch._foreach_addcmul_(square_avgs, grads, grads, value=1 - group["alpha"])
+            denominators = torch._foreach_add(square_avgs, group["eps"])
+            torch._foreach_sqrt_(denominators)
+            if group["momentum"] > 0:
+                buffers = [state["momentum_buffer"] for state in states]
+                torch._foreach_mul_(buffers, group["momentum"])
+                torch._foreach_addcdiv_(buffers, grads, denominators, value=group["lr"])
+                torch._foreach_sub_(params, buffers)
+            else:
+                torch._foreach_addcdiv_(params, grads, denominators, value=-group["lr"])
+        return loss
 
 
 def fused_adam_kwargs(OptimCls: Callable[..., torch.optim.Optimizer], optim_kwargs: dict[str, Any]) -> dict[str, Any]:

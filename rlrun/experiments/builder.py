@@ -122,14 +122,18 @@ def make_affinity_for(
 
 
 def optimizer_class(name: str) -> type:
-    """The ``torch.optim`` optimiser called ``name`` (``"RMSprop"`` or ``"torch.optim.RMSprop"``)."""
+    """The optimiser called ``name``: one of ``torch.optim`` (``"RMSprop"`` or ``"torch.optim.RMSprop"``) or
+    of :mod:`rlrun.algos.optim` (``"RMSpropTF"``)."""
     import torch
 
-    short = name.removeprefix("torch.optim.")
-    cls = getattr(torch.optim, short, None)
-    if not (isinstance(cls, type) and issubclass(cls, torch.optim.Optimizer)):
-        known = sorted(n for n, c in vars(torch.optim).items() if isinstance(c, type) and issubclass(c, torch.optim.Optimizer) and n != "Optimizer")  # fmt: skip
-        raise ConfigError(f"OptimCls={name!r} names no optimiser of torch.optim; choose one of {', '.join(known)}.")
+    from rlrun.algos import optim
+
+    short = name.removeprefix("torch.optim.").removeprefix("rlrun.algos.optim.")
+    modules = (torch.optim, optim)
+    cls = next((getattr(m, short) for m in modules if hasattr(m, short)), None)
+    if not (isinstance(cls, type) and issubclass(cls, torch.optim.Optimizer)) or cls is torch.optim.Optimizer:
+        known = sorted({n for m in modules for n, c in vars(m).items() if isinstance(c, type) and issubclass(c, torch.optim.Optimizer)} - {"Optimizer"})  # fmt: skip
+        raise ConfigError(f"OptimCls={name!r} names no optimiser of torch.optim or rlrun.algos.optim; choose one of {', '.join(known)}.")  # fmt: skip
     return cls
 
 

@@ -129,3 +129,59 @@ def test_a_fast_optimiser_resumes_from_a_plain_ones_state():
     fast.load_state_dict(plain.state_dict())
     clipped_step(fast, net(torch.ones(4, 3)).pow(2).mean(), net.parameters(), 1e9)
     assert int(fast.state[net.weight]["step"]) == 2
+
+
+def tf_rmsprop_reference(steps, lr, alpha, eps, momentum, grads_per_step, theta):
+    """TensorFlow 1's RMSProp update written out per element in float64: ms starts at 1, eps inside the root."""
+    ms, mom = [1.0] * len(theta), [0.0] * len(theta)
+    for g in grads_per_step[:steps]:
+        for i, gi in enumerate(g):
+            ms[i] = alpha * ms[i] + (1 - alpha) * gi * gi
+            mom[i] = momentum * mom[i] + lr * gi / (ms[i] + eps) ** 0.5
+            theta[i] -= mom[i]
+    return theta
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_rmsprop_tf_follows_tensorflows_update(momentum):
+    from rlrun.algos.optim import RMSpropTF
+
+    grads = [[0.5, -1e-4, 2.0], [0.1, -1e-4, -1.0], [-0.3, 0.0, 0.5]]
+    theta = torch.nn.Parameter(torch.tensor([1.0, 1.0, 1.0], dtype=torch.float64))
+    optimizer = RMSpropTF([theta], lr=7e-4, alpha=0.99, eps=1e-5, momentum=momentum)
+    for g in grads:
+        theta.grad = torch.tensor(g, dtype=torch.float64)
+        optimizer.step()
+    expected = tf_rmsprop_reference(3, 7e-4, 0.99, 1e-5, momentum, grads, [1.0, 1.0, 1.0])
+    torch.testing.assert_close(theta.detach(), torch.tensor(expected, dtype=torch.float64))
+
+
+def test_rmsprop_tf_takes_small_first_steps_where_torchs_rmsprop_takes_ten_times_its_rate():
+    from rlrun.algos.optim import RMSpropTF
+
+    moved = []
+    for OptimCls in (RMSpropTF, torch.optim.RMSprop):
+        p = torch.nn.Parameter(torch.zeros(2))
+        optimizer = OptimCls([p], lr=7e-4, alpha=0.99, eps=1e-5)
+        p.grad = torch.tensor([1e-1, 1e-2])  # a gradient and one ten times smaller
+        optimizer.step()
+        moved.append(p.detach().abs())
+    tf_like, torchs = moved
+    torch.testing.assert_close(tf_like, 7e-4 * torch.tensor([1e-1, 1e-2]), rtol=0.01, atol=0)  # lr * g / sqrt(~1)
+    torch.testing.assert_close(torchs, torch.full((2,), 7e-3), rtol=0.02, atol=0)  # lr / sqrt(1 - alpha), both
+
+
+def test_rmsprop_tf_checks_its_arguments_resumes_from_its_state_and_is_chosen_by_name():
+    from rlrun.algos.optim import RMSpropTF
+    from rlrun.experiments.builder import optimizer_class
+
+    with pytest.raises(ValueError, match="alpha must be in"):
+        RMSpropTF([torch.nn.Parameter(torch.ones(1))], alpha=1.0)
+    net = torch.nn.Linear(3, 2)
+    first = RMSpropTF(net.parameters(), lr=1e-2, weight_decay=0.1)
+    clipped_step(first, net(torch.ones(4, 3)).pow(2).mean(), net.parameters(), 1e9)
+    second = RMSpropTF(net.parameters(), lr=1e-2, weight_decay=0.1)
+    second.load_state_dict(first.state_dict())
+    torch.testing.assert_close(second.state[net.weight]["square_avg"], first.state[net.weight]["square_avg"])
+    assert optimizer_class("RMSpropTF") is RMSpropTF and optimizer_class("rlrun.algos.optim.RMSpropTF") is RMSpropTF
+    assert fast_optim_kwargs(RMSpropTF, {"eps": 1e-5}) == {"eps": 1e-5}  # not torch's: left as given
