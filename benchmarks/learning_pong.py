@@ -13,10 +13,12 @@ as in the published curves), so it checkpoints after every log row and a stopped
 
 - A2C: 16 envs x 5 steps, Adam at 1e-3, value loss 0.5, entropy 0.01, gradient norm clipped at 1, decorrelation
   up to 400 steps: rlpyt's example_3 (``A2C()``'s defaults).
-- A2C with OpenAI Baselines' settings (``--algo a2c-baselines``): 16 envs x 5 steps, RMSprop (alpha 0.99, eps
-  1e-5) at 7e-4, value loss 1.0 (Baselines' ``vf_coef=0.5`` weighs a mean squared error, rlrun half the
-  squared error), entropy 0.01, gradient norm clipped at 0.5; on rlrun's small network (Baselines: the Nature
-  network, and a learning rate decaying to 0 over 40M frames).
+- A2C with OpenAI Baselines' settings (``--algo a2c-baselines``): 16 envs x 5 steps, TensorFlow's RMSprop
+  (``RMSpropTF``: alpha 0.99, eps 1e-5) at 7e-4, value loss 1.0 (Baselines' ``vf_coef=0.5`` weighs a mean
+  squared error, rlrun half the squared error), entropy 0.01, gradient norm clipped at 0.5, orthogonal
+  initialisation; on rlrun's small network (Baselines: the Nature network, and a learning rate decaying to 0
+  over 40M frames). torch's own RMSprop, or example_3's Adam at 1e-3, silence the small network's first
+  layer within the first million frames, after which A2C cannot learn (``docs/performance.md``).
 - PPO: CleanRL's ``ppo_atari.py`` settings where rlrun's keywords reach them: 8 envs x 128 steps, 4 epochs of
   4 minibatches, Adam (eps 1e-5) at 2.5e-4 decaying linearly to 0 at the end of the run's budget, ratio clip
   0.1 held fixed, GAE 0.95, value loss 0.5, entropy 0.01, gradient norm clipped at 0.5, normalised
@@ -65,8 +67,8 @@ ALGO_FLAGS = {
         "--set", "algo.learning_rate=1e-3", "--set", "sampler.max_decorrelation_steps=400",
     ],
     "a2c-baselines": [  # OpenAI Baselines' A2C settings (its vf_coef 0.5 on a mean squared error), small network
-        "--n-envs", "16", "--batch-T", "5",
-        "--set", "algo.OptimCls='RMSprop'", "--set", "optim.alpha=0.99", "--set", "optim.eps=1e-5",
+        "--n-envs", "16", "--batch-T", "5", "--set", "model.orthogonal_init=True",
+        "--set", "algo.OptimCls='RMSpropTF'", "--set", "optim.alpha=0.99", "--set", "optim.eps=1e-5",
         "--set", "algo.learning_rate=7e-4", "--set", "algo.value_loss_coeff=1.0", "--set", "algo.clip_grad_norm=0.5",
         "--set", "sampler.max_decorrelation_steps=400",
     ],

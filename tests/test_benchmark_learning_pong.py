@@ -82,9 +82,9 @@ def test_baselines_a2c_settings_run_rlrun_a2c_with_rmsprop_and_baselines_publish
     (command,) = commands
     assert command[command.index("--algo") + 1] == "a2c"
     text = " ".join(command)
-    assert (
-        "algo.OptimCls='RMSprop'" in text and "algo.learning_rate=7e-4" in text and "algo.value_loss_coeff=1.0" in text
-    )
+    for setting in ("algo.OptimCls='RMSpropTF'", "model.orthogonal_init=True", "algo.learning_rate=7e-4",
+                    "algo.value_loss_coeff=1.0"):  # fmt: skip
+        assert setting in text
     report = next(tmp_path.glob("*-pong-a2c-baselines.md")).read_text()
     assert "Baselines A2C: -12.2 at 10M frames" in report
 
