@@ -60,12 +60,14 @@ class EnvInfoConverter:
             self._nulls.append(np.zeros_like(arr)[()])
         self._known = set(self._keys) | self._ignored
         self.EnvInfoCls = namedtuple("EnvInfo", fields)
+        # With no keys to store, an empty info dict has two possible records, built once (indexed by timeout).
+        self.timeout_only = None if self._keys else (self.EnvInfoCls(False), self.EnvInfoCls(True))
 
     def __call__(self, info: dict, timeout: bool) -> Any:
         if not self._known.issuperset(info):
             self._unexpected(info)
-        if not self._keys:  # CartPole's and most classic envs' case: an empty info
-            return self.EnvInfoCls(timeout)
+        if self.timeout_only is not None:  # CartPole's and most classic envs' case: an empty info
+            return self.timeout_only[timeout]
         return self.EnvInfoCls(timeout, *[info.get(k, null) for k, null in zip(self._keys, self._nulls)])
 
     def _unexpected(self, info: dict) -> None:
@@ -125,6 +127,10 @@ class GymEnvWrapper(Env):
         if validate:
             example = {**self._probe(), **example}
         self._info = EnvInfoConverter(example, strict=strict_info, env_name=name)
+        # step's fast paths: arrays that the observation space's convert would return unchanged, and
+        # the action check without the call that builds its error.
+        self._obs_array_dtype = self._obs_space.space.dtype if self._obs_space.is_array_space else None
+        self._act_mismatch = self._act_space.space.mismatch
 
     def _env_id(self) -> str:
         spec = getattr(self.env, "spec", None)
@@ -209,8 +215,8 @@ class GymEnvWrapper(Env):
 
     def step(self, action: Any) -> EnvStep:
         """Step the env; ``done`` is terminated or truncated, ``env_info.timeout`` is truncation alone."""
-        if self.check_actions:
-            check_action(self, action, self._act_space.space)
+        if self.check_actions and self._act_mismatch(action) is not None:
+            check_action(self, action, self._act_space.space)  # raises, naming the mismatch
         result = self.env.step(self._act_space.revert(action))
         if self._new_api is None:
             self._detect_api(result)
@@ -222,10 +228,18 @@ class GymEnvWrapper(Env):
             observation, reward, done, info = result
             done = bool(done)
             timeout = bool(info.get(_OLD_TIMEOUT_KEY, False))
-        observation = self._convert_observation(observation, "step()", self.check_observations)
+        if (
+            self.check_observations
+            or type(observation) is not np.ndarray
+            or not (observation.dtype is self._obs_array_dtype or observation.dtype == self._obs_array_dtype)
+        ):
+            observation = self._convert_observation(observation, "step()", self.check_observations)
         if type(reward) is not float:
             check_reward(self, reward)  # arrays and None would otherwise become NaN or fail far from here
-        return EnvStep(observation, np.float32(reward), done, self._info(info, timeout))
+        timeout_only = self._info.timeout_only
+        env_info = timeout_only[timeout] if timeout_only is not None and not info else self._info(info, timeout)
+        # tuple.__new__ skips the namedtuple's Python-level __new__: this runs once per env step.
+        return tuple.__new__(EnvStep, (observation, np.float32(reward), done, env_info))
 
     def seed(self, seed: int | None) -> None:
         self._seed = None if seed is None else int(seed)

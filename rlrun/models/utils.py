@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 import torch
 
@@ -16,7 +17,29 @@ __all__ = [
     "polyak_update",
     "strip_ddp_state_dict",
     "unwrap_ddp",
+    "ignores_prev_action",
+    "reads_prev_action",
 ]
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def ignores_prev_action(forward: _F) -> _F:
+    """Mark a model's ``forward`` as never reading ``prev_action``.
+
+    Agents for discrete actions one-hot encode ``prev_action`` before every call, a cost of each
+    sampler step; for a forward marked so they pass the action indexes as they are. The mark
+    belongs to the function, so a subclass that overrides ``forward`` is encoded for again unless
+    it marks its own.
+    """
+    forward._rlrun_ignores_prev_action = True  # type: ignore[attr-defined]  # a mark on the function
+    return forward
+
+
+def reads_prev_action(model: torch.nn.Module) -> bool:
+    """False when ``model``'s ``forward`` is marked with :func:`ignores_prev_action`, else True."""
+    return not getattr(getattr(type(model), "forward", None), "_rlrun_ignores_prev_action", False)
 
 
 def _pair(x: int | tuple[int, ...]) -> tuple[int, int]:

@@ -145,6 +145,17 @@ class GymSpaceWrapper(Space):
         self._gym_space = space
         self.space = from_gym_space(space, name=name, null_value=null_value, force_float32=force_float32)
         self._dict_keys = self._keys(space)
+        # revert's fast path for Discrete spaces: the scalar type Gymnasium gets (see revert).
+        self._discrete_type: type | None = None
+        if self._dict_keys is None and type(space).__name__ == "Discrete":
+            dtype = getattr(space, "dtype", None)
+            self._discrete_type = int if dtype is None else dtype.type
+
+    @property
+    def is_array_space(self) -> bool:
+        """True when values are single arrays (not Dict or Tuple structures): ``convert`` then returns an
+        array of the space's dtype as it is."""
+        return self._dict_keys is None
 
     @staticmethod
     def _keys(space):
@@ -221,6 +232,9 @@ class GymSpaceWrapper(Space):
         """rlrun value -> Gymnasium value (a numpy integer scalar of the space's dtype for Discrete spaces,
         as Gymnasium's vector envs pass: ``Discrete.contains`` checks a Python int against ``np.iinfo``,
         which cost more than the rest of the wrapper's step)."""
+        scalar_type = self._discrete_type
+        if scalar_type is not None:  # once per env step
+            return value if type(value) is scalar_type else scalar_type(int(value))
         return self._revert(value, self._gym_space, self._dict_keys)
 
     def _revert(self, value, gym_space, keys):

@@ -85,14 +85,16 @@ def torchify_buffer(buffer_: Any) -> Any:
 
 def numpify_buffer(buffer_: Any) -> Any:
     """Numpy arrays of a (nested) tensor buffer, sharing memory for CPU tensors."""
-    if buffer_ is None:
-        return None
-    if _is_node(buffer_):
-        return _rebuild(buffer_, (numpify_buffer(b) for b in buffer_))
+    # Collectors call this on the agent's outputs at every step: tensors are tested first, and the
+    # children of a tuple are listed without a generator.
     if isinstance(buffer_, torch.Tensor):
         if buffer_.device.type == "cpu" and not buffer_.requires_grad:
             return buffer_.numpy()  # the common case, per sampler step: one call instead of three
         return buffer_.detach().cpu().numpy()
+    if buffer_ is None:
+        return None
+    if _is_node(buffer_):
+        return _rebuild(buffer_, [numpify_buffer(b) for b in buffer_])
     return buffer_
 
 

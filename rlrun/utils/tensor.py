@@ -113,6 +113,8 @@ def to_onehot(indexes: torch.Tensor, num: int, dtype: torch.dtype | None = None)
     eye = _EYES.get(key)
     if eye is None:
         eye = _EYES[key] = torch.eye(num, dtype=dtype, device=indexes.device)
+    if indexes.dim() == 1 and indexes.dtype == torch.long:  # a sampler's [B] actions: one op, no reshapes
+        return eye.index_select(0, indexes)
     flat = indexes.reshape(-1)
     if flat.dtype != torch.long:
         flat = flat.long()

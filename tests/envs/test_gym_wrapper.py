@@ -242,3 +242,45 @@ def test_old_api_env_without_seed_method_warns_that_the_seed_is_ignored():
 
     with pytest.warns(UserWarning, match="the seed is ignored"):
         env.reset()
+
+
+class Float64Env(gym.Env):
+    """Declares and returns float64 observations, as a list on every third step; empty infos until step 4."""
+
+    observation_space = gs.Box(-1.0, 1.0, (2,), np.float64)
+    action_space = gs.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        self.t = 0
+        return np.zeros(2), {}
+
+    def step(self, action):
+        self.t += 1
+        observation = [0.5, -0.5] if self.t % 3 == 0 else np.full(2, 0.25)
+        return observation, 1.0, False, False, ({"late": 1.0} if self.t >= 4 else {})
+
+
+def test_step_converts_observations_unless_they_already_have_the_batch_dtype():
+    env = GymEnvWrapper(Float64Env())
+    env.reset()
+    steps = [env.step(0) for _ in range(3)]
+    for step in steps:  # float64 arrays and lists both become float32 arrays
+        assert type(step.observation) is np.ndarray and step.observation.dtype == np.float32
+    assert steps[2].observation.tolist() == [0.5, -0.5]
+
+    kept = GymEnvWrapper(Float64Env(), force_float32=False)
+    inner_observation = np.full(2, 0.25)
+    kept.env.step = lambda action: (inner_observation, 1.0, False, False, {})
+    assert kept.step(0).observation is inner_observation  # already float64: passed on as it is
+
+
+def test_empty_infos_share_two_records_and_a_late_key_still_warns():
+    env = GymEnvWrapper(Float64Env())
+    env.reset()
+    first, second = env.step(0), env.step(1)
+    assert first.env_info == second.env_info == env._info.EnvInfoCls(timeout=False)
+    assert first.env_info is second.env_info  # built once, not per step
+    env.step(0)
+    with pytest.warns(UserWarning, match="late"):
+        fourth = env.step(0)
+    assert fourth.env_info == env._info.EnvInfoCls(timeout=False)

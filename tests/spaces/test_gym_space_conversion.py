@@ -118,3 +118,25 @@ def test_dict_keys_become_valid_field_names():
 def test_unsupported_space_names_the_kinds_handled():
     with pytest.raises(TypeError, match="Cannot convert a Text space"):
         from_gym_space(gym.spaces.Text(5))
+
+
+def test_discrete_revert_passes_the_space_scalar_type_through_and_converts_other_integers():
+    wrapper = GymSpaceWrapper(gs.Discrete(4))
+    action = np.int64(2)
+    assert wrapper.revert(action) is action  # a sampler's actions: no conversion per env step
+    for value in (2, np.int32(3), np.array(1), torch_long_scalar()):
+        reverted = wrapper.revert(value)
+        assert type(reverted) is np.int64 and reverted == int(value)
+
+    class Discrete:  # an old gym Discrete without a dtype: Python ints
+        def __init__(self, n):
+            self.n = n
+
+    old = GymSpaceWrapper(Discrete(3))
+    assert type(old.revert(np.int64(2))) is int and old.revert(np.int64(2)) == 2
+
+
+def torch_long_scalar():
+    import torch
+
+    return torch.tensor(3)

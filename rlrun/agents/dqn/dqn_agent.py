@@ -15,7 +15,7 @@ from rlrun.agents.dqn.epsilon_greedy import linear_epsilon, log_spaced_epsilons
 from rlrun.agents.env_spaces import array_observation_shape, discrete_action_size
 from rlrun.distributions.epsilon_greedy import EpsilonGreedy
 from rlrun.models.dqn.mlp import DqnMlpModel
-from rlrun.models.utils import strip_ddp_state_dict, update_state_dict
+from rlrun.models.utils import reads_prev_action, strip_ddp_state_dict, update_state_dict
 from rlrun.utils.collections import namedarraytuple
 from rlrun.utils.shared_memory import np_mp_array
 
@@ -168,7 +168,8 @@ class DqnAgent(BaseAgent):
     # --- calls -----------------------------------------------------------------------------------
 
     def _inputs(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor):
-        prev_action = self.distribution.to_onehot(prev_action)
+        if reads_prev_action(self.model):  # not for a forward marked ignores_prev_action: a cost per step
+            prev_action = self.distribution.to_onehot(prev_action)
         return self.inputs_to_device((observation, prev_action, prev_reward))
 
     def __call__(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> torch.Tensor:

@@ -12,6 +12,7 @@ from rlrun.agents.pg.base import AgentInfo, AgentInfoRnn, rnn_state_to_storage
 from rlrun.distributions.categorical import Categorical, DistInfo
 from rlrun.models.pg.mlp import CategoricalPgMlpModel
 from rlrun.models.pg.mlp_lstm_model import CategoricalPgLstmModel
+from rlrun.models.utils import reads_prev_action
 
 __all__ = [
     "CategoricalPgAgent",
@@ -44,8 +45,11 @@ class _CategoricalPolicy(BaseAgent):
         )
 
     def _model_inputs(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor, *more: Any) -> Any:
-        """The model's inputs on the agent's device, with ``prev_action`` one-hot encoded."""
-        return self.inputs_to_device((observation, self.distribution.to_onehot(prev_action), prev_reward, *more))
+        """The model's inputs on the agent's device, with ``prev_action`` one-hot encoded (left as indexes
+        for a model whose forward never reads it: :func:`~rlrun.models.utils.ignores_prev_action`)."""
+        if reads_prev_action(self.model):
+            prev_action = self.distribution.to_onehot(prev_action)
+        return self.inputs_to_device((observation, prev_action, prev_reward, *more))
 
     def _choose(self, pi: torch.Tensor) -> torch.Tensor:
         """Sample from ``pi`` (from the env's own random stream where seeded); greedy in eval mode if asked."""

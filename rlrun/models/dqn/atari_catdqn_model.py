@@ -9,7 +9,7 @@ import torch
 from rlrun.models.dqn.atari_dqn_model import nature_dqn_conv
 from rlrun.models.dqn.dueling import DistributionalDuelingHeadModel
 from rlrun.models.mlp import MlpModel
-from rlrun.models.utils import frames_to_float
+from rlrun.models.utils import frames_to_float, ignores_prev_action
 from rlrun.utils.tensor import restore_leading_dims
 
 __all__ = ["DistributionalHeadModel", "AtariCatDqnModel"]
@@ -70,6 +70,7 @@ class AtariCatDqnModel(torch.nn.Module):
         else:
             self.head = DistributionalHeadModel(conv_out_size, fc_sizes, output_size, n_atoms)
 
+    @ignores_prev_action
     def forward(
         self,
         observation: torch.Tensor,

@@ -9,7 +9,7 @@ import torch
 from rlrun.models.conv2d import Conv2dHeadModel, Conv2dModel
 from rlrun.models.dqn.dueling import DuelingHeadModel
 from rlrun.models.mlp import MlpModel
-from rlrun.models.utils import frames_to_float
+from rlrun.models.utils import frames_to_float, ignores_prev_action
 from rlrun.utils.tensor import restore_leading_dims
 
 __all__ = ["AtariDqnModel", "nature_dqn_conv", "nature_dqn_conv_head"]
@@ -86,6 +86,7 @@ class AtariDqnModel(torch.nn.Module):
         else:
             self.head = MlpModel(conv_out_size, fc_sizes, output_size)
 
+    @ignores_prev_action
     def forward(
         self,
         observation: torch.Tensor,

@@ -10,6 +10,7 @@ import torch
 from rlrun.models.dqn.atari_catdqn_model import DistributionalHeadModel, check_n_atoms
 from rlrun.models.dqn.dueling import DistributionalDuelingHeadModel
 from rlrun.models.mlp import MlpModel
+from rlrun.models.utils import ignores_prev_action
 from rlrun.utils.tensor import infer_leading_dims, restore_leading_dims
 
 __all__ = ["CatDqnMlpModel"]
@@ -48,6 +49,7 @@ class CatDqnMlpModel(torch.nn.Module):
         else:
             self.head = DistributionalHeadModel(trunk_out, head_size, action_size, n_atoms)
 
+    @ignores_prev_action
     def forward(
         self,
         observation: torch.Tensor,

@@ -9,6 +9,7 @@ import torch
 
 from rlrun.models.dqn.dueling import DuelingHeadModel
 from rlrun.models.mlp import MlpModel
+from rlrun.models.utils import ignores_prev_action
 from rlrun.utils.tensor import infer_leading_dims, restore_leading_dims
 
 __all__ = ["DqnMlpModel"]
@@ -43,6 +44,7 @@ class DqnMlpModel(torch.nn.Module):
             self.trunk = torch.nn.Identity()
             self.head = MlpModel(input_size, hidden_sizes, output_size=action_size)
 
+    @ignores_prev_action
     def forward(
         self,
         observation: torch.Tensor,

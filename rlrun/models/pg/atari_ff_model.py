@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from rlrun.models.conv2d import Conv2dHeadModel
-from rlrun.models.utils import frames_to_float
+from rlrun.models.utils import frames_to_float, ignores_prev_action
 from rlrun.utils.tensor import restore_leading_dims
 
 __all__ = ["AtariFfModel", "a3c_conv_head"]
@@ -75,6 +75,7 @@ class AtariFfModel(torch.nn.Module):
                         if layer.bias is not None:
                             torch.nn.init.zeros_(layer.bias)
 
+    @ignores_prev_action
     def forward(
         self, image: torch.Tensor, prev_action: torch.Tensor | None = None, prev_reward: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:

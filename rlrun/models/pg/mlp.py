@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from rlrun.models.mlp import MlpModel
+from rlrun.models.utils import ignores_prev_action
 from rlrun.utils.tensor import infer_leading_dims, restore_leading_dims
 
 __all__ = ["CategoricalPgMlpModel"]
@@ -63,6 +64,7 @@ class CategoricalPgMlpModel(torch.nn.Module):
         _orthogonal_init(self.pi, 0.01)
         _orthogonal_init(self.v, 1.0)
 
+    @ignores_prev_action
     def forward(
         self,
         observation: torch.Tensor,
