@@ -64,7 +64,8 @@ class Categorical(DiscreteMixin, Distribution):
                 raise ValueError(_DIVERGED)
             u = uniform if uniform.dtype == torch.float64 else uniform.to(torch.float64)
             point_np = u.detach().numpy() * total_np
-            return torch.from_numpy(np.asarray((cdf_np <= point_np).sum(axis=-1))).to(self.dtype)
+            index = torch.from_numpy(np.asarray((cdf_np <= point_np).sum(axis=-1)))
+            return index if index.dtype == self.dtype else index.to(self.dtype)
         cdf = torch.cumsum(p.to(torch.float64), dim=-1)
         total = cdf[..., -1:]
         if not torch.all(total > 0):

@@ -34,6 +34,16 @@ _log = logging.getLogger(__name__)
 _OLD_TIMEOUT_KEY = "TimeLimit.truncated"
 
 
+_TIMEOUT_ONLY_RECORDS: dict[type, tuple[Any, Any]] = {}
+
+
+def _timeout_only_records(EnvInfoCls: type) -> tuple[Any, Any]:
+    records = _TIMEOUT_ONLY_RECORDS.get(EnvInfoCls)
+    if records is None:
+        records = _TIMEOUT_ONLY_RECORDS[EnvInfoCls] = (EnvInfoCls(False), EnvInfoCls(True))
+    return records
+
+
 class EnvInfoConverter:
     """Turns info dicts into one fixed namedtuple type, built from an example info dict."""
 
@@ -60,8 +70,9 @@ class EnvInfoConverter:
             self._nulls.append(np.zeros_like(arr)[()])
         self._known = set(self._keys) | self._ignored
         self.EnvInfoCls = namedtuple("EnvInfo", fields)
-        # With no keys to store, an empty info dict has two possible records, built once (indexed by timeout).
-        self.timeout_only = None if self._keys else (self.EnvInfoCls(False), self.EnvInfoCls(True))
+        # With no keys to store, an empty info dict has two possible records (indexed by timeout), built
+        # once per process and shared by every wrapper, so that a collector writes one record per batch row.
+        self.timeout_only = None if self._keys else _timeout_only_records(self.EnvInfoCls)
 
     def __call__(self, info: dict, timeout: bool) -> Any:
         if not self._known.issuperset(info):

@@ -35,6 +35,7 @@ __all__ = [
     "WaitResetCollector",
     "BaseEvalCollector",
     "EvalCollector",
+    "write_env_infos",
 ]
 
 # The same (cached) class as rlrun.agents.base.AgentInputs: numpy arrays [B, ...] owned by a collector.
@@ -227,6 +228,7 @@ class ResetCollector(DecorrelatingStartCollector):
         # Integer observations (Atari's uint8) cannot hold NaN: their check is skipped for the whole batch.
         finite_obs = observation if has_floating_fields(observation) else None
         completed_infos: list[TrajInfo] = []
+        env_infos: list[Any] = [None] * len(envs)
         for t in range(self.batch_T):
             env_buf.observation[t] = observation
             agent_step = self.agent.step(obs_pyt, act_pyt, rew_pyt)
@@ -237,6 +239,7 @@ class ResetCollector(DecorrelatingStartCollector):
                 if need_reset[b]:  # waiting for the batch end: filler step
                     reward[b] = 0
                     env_buf.done[t, b] = True
+                    env_infos[b] = None
                     continue
                 o, r, d, env_info = self.step_env(b, observation[b], action[b], agent_info, traj_infos, completed_infos)
                 if d:
@@ -252,8 +255,8 @@ class ResetCollector(DecorrelatingStartCollector):
                     store_observation(observation, b, o, env=env, env_rank=env_ranks[b], where=where)
                 reward[b] = r
                 env_buf.done[t, b] = d
-                if env_info:
-                    env_buf.env_info[t, b] = env_info
+                env_infos[b] = env_info
+            write_env_infos(env_buf.env_info, t, env_infos)
             # Before the agent acts on these observations at t + 1 (or the bootstrap value reads them).
             check_finite_batch(
                 finite_obs,
@@ -344,6 +347,26 @@ class BaseEvalCollector:
         if d:
             o = env.reset()
         return o, r, d
+
+
+def write_env_infos(dest: Any, t: int, env_infos: list[Any]) -> None:
+    """Write step ``t``'s env infos (one per env; None for an env not stepped) into row ``t`` of ``dest``.
+
+    When every env returned the same record object, one write fills the row: ``GymEnvWrapper`` shares
+    its records for empty info dicts, so on most steps of most envs that is the case, and this runs
+    once per time step. Falsy records (no fields) are not written.
+    """
+    first = env_infos[0]
+    for info in env_infos:
+        if info is not first:
+            break
+    else:
+        if first:
+            dest[t] = first
+        return
+    for b, info in enumerate(env_infos):
+        if info:
+            dest[t, b] = info
 
 
 def episode_quotas(n_envs: int, max_trajectories: int | None) -> np.ndarray:

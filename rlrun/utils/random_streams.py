@@ -85,6 +85,9 @@ class EnvStreams:
         """
         if self._buffer.shape[1] != n:
             self._allocate(n)
-        for generator, row in zip(self._generators, self._rows):
-            generator.random(out=row)
+        if n == 1:  # the common case (one uniform per categorical sample): one column written from a list
+            self._buffer[:, 0] = [generator.random() for generator in self._generators]
+        else:
+            for generator, row in zip(self._generators, self._rows):
+                generator.random(out=row)
         return self._tensor

@@ -16,7 +16,12 @@ from typing import Any
 import numpy as np
 
 from rlrun.envs.traj_info import TrajInfo
-from rlrun.samplers.collectors import BaseEvalCollector, DecorrelatingStartCollector, episode_quotas
+from rlrun.samplers.collectors import (
+    BaseEvalCollector,
+    DecorrelatingStartCollector,
+    episode_quotas,
+    write_env_infos,
+)
 from rlrun.samplers.step_checks import check_finite_batch, has_floating_fields, store_observation
 
 __all__ = ["GpuResetCollector", "GpuWaitResetCollector", "GpuEvalCollector"]
@@ -57,6 +62,7 @@ class GpuResetCollector(DecorrelatingStartCollector):
         finite_obs = observation if has_floating_fields(observation) else None
         env_buf.prev_reward[0] = reward
         completed_infos: list[TrajInfo] = []
+        env_infos: list[Any] = [None] * len(envs)
         for t in range(self.batch_T):
             env_buf.observation[t] = observation
             obs_ready.release()
@@ -67,6 +73,7 @@ class GpuResetCollector(DecorrelatingStartCollector):
                 if need_reset[b]:  # waiting for the batch end: filler step
                     reward[b] = 0
                     step.done[b] = True
+                    env_infos[b] = None
                     continue
                 o, r, d, env_info = self.step_env(b, observation[b], action[b], agent_info, traj_infos, completed_infos)
                 if d:
@@ -81,8 +88,8 @@ class GpuResetCollector(DecorrelatingStartCollector):
                     store_observation(observation, b, o, env=env, env_rank=env_ranks[b], where=where)
                 reward[b] = r
                 step.done[b] = d
-                if env_info:
-                    env_buf.env_info[t, b] = env_info
+                env_infos[b] = env_info
+            write_env_infos(env_buf.env_info, t, env_infos)
             check_finite_batch(
                 finite_obs,
                 reward,
