@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import warnings
@@ -34,14 +35,10 @@ _log = logging.getLogger(__name__)
 _OLD_TIMEOUT_KEY = "TimeLimit.truncated"
 
 
-_TIMEOUT_ONLY_RECORDS: dict[type, tuple[Any, Any]] = {}
-
-
+@functools.cache
 def _timeout_only_records(EnvInfoCls: type) -> tuple[Any, Any]:
-    records = _TIMEOUT_ONLY_RECORDS.get(EnvInfoCls)
-    if records is None:
-        records = _TIMEOUT_ONLY_RECORDS[EnvInfoCls] = (EnvInfoCls(False), EnvInfoCls(True))
-    return records
+    """The two records of an info type with no fields but ``timeout``: one pair per process."""
+    return EnvInfoCls(False), EnvInfoCls(True)
 
 
 class EnvInfoConverter:
@@ -75,10 +72,12 @@ class EnvInfoConverter:
         self.timeout_only = None if self._keys else _timeout_only_records(self.EnvInfoCls)
 
     def __call__(self, info: dict, timeout: bool) -> Any:
+        if self.timeout_only is not None:  # CartPole's and most classic envs' case: no keys to store
+            if info and not self._known.issuperset(info):
+                self._unexpected(info)
+            return self.timeout_only[timeout]
         if not self._known.issuperset(info):
             self._unexpected(info)
-        if self.timeout_only is not None:  # CartPole's and most classic envs' case: an empty info
-            return self.timeout_only[timeout]
         return self.EnvInfoCls(timeout, *[info.get(k, null) for k, null in zip(self._keys, self._nulls)])
 
     def _unexpected(self, info: dict) -> None:
@@ -239,16 +238,17 @@ class GymEnvWrapper(Env):
             observation, reward, done, info = result
             done = bool(done)
             timeout = bool(info.get(_OLD_TIMEOUT_KEY, False))
+        dtype = self._obs_array_dtype  # None for Dict and Tuple spaces (and np.dtype(None) is float64)
         if (
             self.check_observations
+            or dtype is None
             or type(observation) is not np.ndarray
-            or not (observation.dtype is self._obs_array_dtype or observation.dtype == self._obs_array_dtype)
+            or not (observation.dtype is dtype or observation.dtype == dtype)
         ):
             observation = self._convert_observation(observation, "step()", self.check_observations)
         if type(reward) is not float:
             check_reward(self, reward)  # arrays and None would otherwise become NaN or fail far from here
-        timeout_only = self._info.timeout_only
-        env_info = timeout_only[timeout] if timeout_only is not None and not info else self._info(info, timeout)
+        env_info = self._info(info, timeout)
         # tuple.__new__ skips the namedtuple's Python-level __new__: this runs once per env step.
         return tuple.__new__(EnvStep, (observation, np.float32(reward), done, env_info))
 

@@ -11,6 +11,7 @@ from gymnasium import spaces as gs
 
 from rlrun.envs.base import EnvStep
 from rlrun.envs.gym import GymEnvWrapper, make
+from rlrun.envs.validation import EnvValidationError
 from rlrun.spaces import Composite, FloatBox, IntBox
 from rlrun.utils.buffer import buffer_from_example
 from rlrun.utils.collections import is_namedarraytuple
@@ -284,3 +285,12 @@ def test_empty_infos_share_two_records_and_a_late_key_still_warns():
     with pytest.warns(UserWarning, match="late"):
         fourth = env.step(0)
     assert fourth.env_info == env._info.EnvInfoCls(timeout=False)
+
+
+def test_an_array_from_a_dict_space_env_is_refused_not_passed_through():
+    """Dict spaces have no array dtype; an ndarray observation must still meet the structure check."""
+    env = GymEnvWrapper(DictObsEnv())
+    env.reset()
+    env.env.step = lambda action: (np.zeros(2), 0.0, False, False, {"distance": 0.0, "label": "point"})
+    with pytest.raises(EnvValidationError, match="dict observation"):
+        env.step(1)
