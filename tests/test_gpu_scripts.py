@@ -4,6 +4,7 @@ GPU time is spent on them: every step runs, the summary keeps each step's figure
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -67,8 +68,12 @@ def test_pong_learning_gpu_script_trains_each_algorithm_on_the_cpu_and_summarise
     summary = dry_run("gpu_pong_learning.sh", tmp_path)
     for algo in ("ppo", "a2c", "dqn"):
         assert f"=== {algo}: ok" in summary
-    assert "18 not reached" in summary  # a few hundred steps on the CPU: the summary says so, per run
-    assert summary.rstrip().endswith("RESULT: every step ran and every target was met")
+    # A few hundred steps on the CPU. The seed is fixed (SEED=1), and with it one PPO episode ends within
+    # the dry run, so the summary has a return to report; unseeded, that was left to chance.
+    assert re.search(r"/ppo/run_0: 18 not reached; best -2\d\.\d", summary)
+    assert summary.rstrip().endswith(
+        "RESULT: every step ran; not checked: the +18 target (a dry run of a few hundred steps)"
+    )
 
 
 def test_curve_summary_finds_the_first_row_at_the_target(tmp_path):
