@@ -262,7 +262,8 @@ class BaseAgent:
         ``step`` calls this with the leading shape of its distribution parameters (``[B]``); the
         streams of the current mode advance by one step. None when the mode has no streams.
         """
-        streams = {"sample": self._sample_streams, "eval": self._eval_streams}.get(self._mode or "")
+        mode = self._mode  # once per step: no dict built
+        streams = self._sample_streams if mode == "sample" else self._eval_streams if mode == "eval" else None
         if streams is None:
             return None
         shape = tuple(leading_shape)

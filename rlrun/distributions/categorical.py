@@ -20,6 +20,31 @@ _DIVERGED = (
 
 DistInfo = namedarraytuple("DistInfo", ["prob"])
 
+# Up to this many probabilities (B * dim) a CPU sample inverts the CDFs in plain Python. Measured in a
+# sampler (after the model's forward, B envs): at B=8, 2 actions 12 us against 47 us for the numpy
+# path; the two cost the same at about 32 envs of 6-12 actions; above, numpy is cheaper.
+_PYTHON_MAX_SIZE = 256
+
+
+def _invert_cdfs(rows: list[list[float]], uniforms: list[float]) -> list[int]:
+    """For each row of probabilities, the number of running sums at or below ``u * total`` (float64)."""
+    actions = []
+    for row, u in zip(rows, uniforms):
+        total = 0.0
+        cdf = []
+        for p in row:
+            total += p
+            cdf.append(total)
+        if not total > 0:  # also NaN
+            raise ValueError(_DIVERGED)
+        point = u * total
+        action = 0
+        for c in cdf:
+            if c <= point:
+                action += 1
+        actions.append(action)
+    return actions
+
 
 class Categorical(DiscreteMixin, Distribution):
     """Categorical distribution over ``dim`` actions; ``dist_info.prob`` is ``[..., dim]``, rows summing to 1.
@@ -56,8 +81,16 @@ class Categorical(DiscreteMixin, Distribution):
         # by the row total keeps the point inside the row when float32 probabilities do not sum to exactly
         # 1. In IEEE arithmetic u * total < total for every u < 1, so an entry above the point exists, and
         # its action has a positive probability.
-        # On the CPU in numpy: a sampler's batch is small, and each torch op costs microseconds.
+        # On the CPU a sampler's batch is small, and each torch op costs microseconds: up to
+        # _PYTHON_MAX_SIZE probabilities in plain Python, above that in numpy. All three paths do the same
+        # float64 arithmetic in the same order (a running sum, then u * total), so they pick the same actions.
         if p.device.type == "cpu" and p.dtype in (torch.float32, torch.float64):
+            if p.numel() <= _PYTHON_MAX_SIZE:
+                leading = p.shape[:-1]
+                index = torch.tensor(
+                    _invert_cdfs(p.reshape(-1, self.dim).tolist(), uniform.reshape(-1).tolist()), dtype=self.dtype
+                )
+                return index.reshape(leading) if len(leading) != 1 else index
             cdf_np = np.cumsum(p.detach().numpy(), axis=-1, dtype=np.float64)
             total_np = cdf_np[..., -1:]
             if not (total_np > 0).all():

@@ -56,10 +56,40 @@ def test_categorical_numpy_path_and_torch_path_choose_the_same_actions():
         dist.sample(DistInfo(torch.zeros(2, 7, dtype=torch.float16)), uniform=torch.zeros(2, 1))
 
 
+@pytest.mark.parametrize("batch, dim", [(1, 2), (8, 2), (16, 6), (32, 8)])
+def test_categorical_python_path_for_small_batches_matches_the_numpy_path(monkeypatch, batch, dim):
+    # Up to _PYTHON_MAX_SIZE probabilities the CDF is inverted in plain Python; it must pick exactly the
+    # actions the numpy path picks, zero-probability actions and the top uniform included.
+    import rlrun.distributions.categorical as categorical
+
+    gen = torch.Generator().manual_seed(batch * dim)
+    dist = Categorical(dim=dim)
+    for trial in range(50):
+        prob = torch.softmax(3 * torch.randn(batch, dim, generator=gen), dim=-1)
+        prob[trial % batch, trial % dim] = 0
+        uniform = torch.rand(batch, 1, generator=gen, dtype=torch.float64)
+        uniform[(trial + 1) % batch] = TOP
+        assert prob.numel() <= categorical._PYTHON_MAX_SIZE
+        small = dist.sample(DistInfo(prob), uniform=uniform)
+        monkeypatch.setattr(categorical, "_PYTHON_MAX_SIZE", 0)
+        large = dist.sample(DistInfo(prob), uniform=uniform)
+        monkeypatch.undo()
+        assert torch.equal(small, large) and small.dtype == large.dtype == torch.long
+        assert (prob.gather(-1, small[:, None]) > 0).all()
+    single = dist.sample(DistInfo(prob[0]), uniform=uniform[0])  # one env: a 0-d action, as numpy gives
+    assert single.shape == () and single.item() == small[0].item()
+    leading = dist.sample(DistInfo(prob.reshape(1, batch, dim)), uniform=uniform.reshape(1, batch, 1))
+    assert leading.shape == (1, batch) and torch.equal(leading[0], small)
+
+
 def test_categorical_rejects_nan_probabilities_and_wrong_uniform_shapes():
     dist = Categorical(dim=2)
     with pytest.raises(ValueError, match="diverged"):
         dist.sample(DistInfo(torch.tensor([[0.5, 0.5], [math.nan, math.nan]])), uniform=torch.zeros(2, 1))
+    with pytest.raises(ValueError, match="diverged"):
+        dist.sample(DistInfo(torch.zeros(2, 2)), uniform=torch.zeros(2, 1))
+    with pytest.raises(ValueError, match="diverged"):  # the numpy path, above the Python path's size
+        dist.sample(DistInfo(torch.full((200, 2), math.nan)), uniform=torch.zeros(200, 1))
     with pytest.raises(ValueError, match=r"needs \(2, 1\)"):
         dist.sample(DistInfo(torch.full((2, 2), 0.5)), uniform=torch.zeros(3, 1))
 

@@ -50,6 +50,24 @@ def test_drawing_n_at_once_continues_the_same_stream_as_drawing_one_by_one():
     np.testing.assert_array_equal(together, one_by_one)
 
 
+@pytest.mark.parametrize("block", [1, 5, 64])
+def test_draws_read_from_the_block_are_each_generators_own_sequence_across_refills(block):
+    # Each env's numbers are those of a PCG64 keyed (seed, domain, rank, epoch) drawn one by one, whatever
+    # the block size and however the calls' n cross its boundaries; a restart drops what was pre-drawn.
+    streams = EnvStreams(seed=7, env_ranks=[4, 0], domain=2, block=block)
+    sizes = [1, 1, 3, 1, 7, 12, 1, 1, 2, 30, 1]
+    got = np.concatenate([streams.uniform(n).numpy().copy() for n in sizes], axis=1)
+    for b, rank in enumerate([4, 0]):
+        expected = np.random.Generator(np.random.PCG64([7, 2, rank, 0])).random(sum(sizes))
+        np.testing.assert_array_equal(got[b], expected)
+    streams.uniform(1)
+    streams.restart(epoch=3)
+    after = np.concatenate([streams.uniform(1).numpy().copy() for _ in range(block + 2)], axis=1)
+    np.testing.assert_array_equal(after[1], np.random.Generator(np.random.PCG64([7, 2, 0, 3])).random(block + 2))
+    with pytest.raises(ValueError, match="block must be at least 1"):
+        EnvStreams(seed=0, env_ranks=[0], block=0)
+
+
 def test_restart_repeats_an_epoch_and_changes_with_the_epoch():
     streams = EnvStreams(seed=3, env_ranks=[0, 1])
     first = draws(streams, 5)
@@ -63,10 +81,15 @@ def test_restart_repeats_an_epoch_and_changes_with_the_epoch():
 
 @pytest.mark.parametrize("copy_fn", [lambda s: pickle.loads(pickle.dumps(s)), copy.deepcopy])
 def test_a_pickled_or_copied_stream_continues_where_the_original_was(copy_fn):
-    original = EnvStreams(seed=4, env_ranks=[0, 5])
+    original = EnvStreams(seed=4, env_ranks=[0, 5], block=8)
     draws(original, 3)
+    original.uniform(1)  # mid-block
     clone = copy_fn(original)
     np.testing.assert_array_equal(draws(clone, 4), draws(original, 4))
+    np.testing.assert_array_equal(
+        np.stack([clone.uniform(1).numpy().copy() for _ in range(20)]),
+        np.stack([original.uniform(1).numpy().copy() for _ in range(20)]),
+    )
 
 
 def test_uniform_returns_a_float64_torch_view_of_shape_b_by_n():
