@@ -66,6 +66,39 @@ def test_normalize_advantage_uses_valid_steps_only():
     torch.testing.assert_close(advantage[:, 0], torch.tensor([-1.0, 1.0, 17.0]))
 
 
+@pytest.mark.parametrize("timeout", [True, False])
+def test_process_returns_in_numpy_on_the_cpu_matches_the_torch_path(timeout):
+    # CPU tensors without grad go through numpy views; a value tensor that requires grad keeps the torch
+    # path. Random [T, B] batches with dones and time-limit cuts: the two give the same numbers.
+    gen = torch.Generator().manual_seed(int(timeout))
+    T, B = 16, 8
+    done = torch.rand(T, B, generator=gen) < 0.2
+    env_info = EnvInfo(timeout=done & (torch.rand(T, B, generator=gen) < 0.5)) if timeout else NoInfo()
+    value = torch.randn(T, B, generator=gen)
+
+    def samples(value):
+        return Samples(
+            agent=AgentSamplesBsv(
+                action=None,
+                prev_action=None,
+                agent_info=AgentInfo(dist_info=None, value=value),
+                bootstrap_value=torch.randn(1, B, generator=torch.Generator().manual_seed(5)),
+            ),
+            env=EnvSamples(None, torch.randn(T, B, generator=torch.Generator().manual_seed(6)), None, done, env_info),
+        )
+
+    a2c = A2C(discount=0.97, gae_lambda=0.9)
+    agent = CategoricalPgAgent()
+    agent.initialize(make(id="CartPole-v1").spaces)
+    a2c.initialize(agent, n_itr=1, batch_spec=BatchSpec(T, B))
+    return_np, advantage_np, _ = a2c.process_returns(samples(value))
+    return_pt, advantage_pt, _ = a2c.process_returns(samples(value.clone().requires_grad_()))
+    assert advantage_pt.requires_grad and not advantage_np.requires_grad  # each path was taken
+    assert isinstance(return_np, torch.Tensor) and return_np.dtype == torch.float32 and return_np.shape == (T, B)
+    torch.testing.assert_close(advantage_np, advantage_pt.detach(), rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(return_np, return_pt.detach(), rtol=1e-6, atol=1e-6)
+
+
 def test_missing_bootstrap_value_names_the_sampler_setting():
     samples = batch()
     samples = Samples(AgentSamples(None, None, samples.agent.agent_info), samples.env)
