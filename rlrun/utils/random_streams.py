@@ -15,6 +15,8 @@ import torch
 
 __all__ = ["EnvStreams"]
 
+_BLOCK = 64  # draws per env per refill
+
 
 def _non_negative_int(value: object, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
@@ -37,7 +39,9 @@ class EnvStreams:
     once per ``block`` steps instead of every step.
     """
 
-    def __init__(self, seed: int, env_ranks: Sequence[int], domain: int = 0, epoch: int = 0, block: int = 64) -> None:
+    def __init__(
+        self, seed: int, env_ranks: Sequence[int], domain: int = 0, epoch: int = 0, block: int = _BLOCK
+    ) -> None:
         self.seed = _non_negative_int(seed, "seed")
         self.env_ranks = [_non_negative_int(r, "each env rank") for r in env_ranks]
         if len(set(self.env_ranks)) != len(self.env_ranks):
@@ -68,6 +72,9 @@ class EnvStreams:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
+        if "_block" not in state:  # pickled before the block existed: its generators stand at the next draw
+            self._block = np.empty((self.n_envs, _BLOCK))
+            self._next = _BLOCK
         self._make_views()
 
     @property

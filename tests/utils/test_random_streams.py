@@ -92,6 +92,20 @@ def test_a_pickled_or_copied_stream_continues_where_the_original_was(copy_fn):
     )
 
 
+def test_a_stream_pickled_before_the_block_existed_continues_at_its_generators_next_draw():
+    # Checkpoints written before the pre-drawn block hold the generators alone, each at its next draw.
+    streams = EnvStreams(seed=2, env_ranks=[3, 1])
+    state = {k: streams.__dict__[k] for k in ("seed", "env_ranks", "domain", "epoch")}
+    generators = [np.random.Generator(np.random.PCG64([2, 0, rank, 0])) for rank in (3, 1)]
+    for generator in generators:
+        generator.random(5)  # five draws made before the checkpoint
+    state["_generators"] = generators
+    old = EnvStreams.__new__(EnvStreams)
+    old.__setstate__(state)
+    expected = np.random.Generator(np.random.PCG64([2, 0, 1, 0])).random(5 + 70)[5:]
+    np.testing.assert_array_equal(np.concatenate([old.uniform(1).numpy()[1].copy() for _ in range(70)]), expected)
+
+
 def test_uniform_returns_a_float64_torch_view_of_shape_b_by_n():
     streams = EnvStreams(seed=0, env_ranks=[4, 9, 1])
     u = streams.uniform(5)
