@@ -241,7 +241,10 @@ class PolicyGradientAlgo(RlAlgorithm):
         in_numpy = all(isinstance(x, torch.Tensor) and x.device.type == "cpu" and not x.requires_grad for x in inputs)
         arrays = tuple(x.numpy() for x in inputs) if in_numpy else inputs
         if timeout is None:
-            advantage, return_ = generalized_advantage_estimation(*arrays, self.discount, self.gae_lambda)
+            reward_, value_, done_, bootstrap_ = arrays
+            advantage, return_ = generalized_advantage_estimation(
+                reward_, value_, done_, bootstrap_, self.discount, self.gae_lambda
+            )
         else:
             reward_, value_, done_, bootstrap_, timeout_ = arrays
             advantage, return_ = generalized_advantage_estimation_tl(
