@@ -12,7 +12,8 @@ thread; the ratio is that of the two methods' steps per second over all their ro
 many of them, keep the ratio steady on a noisy machine: on the 2-core VM, whose speed drifts by a
 third over seconds, 40 rounds of 0.25 s gave 0.81-0.82 in three runs where 5 rounds of 3 s gave
 0.73-0.84 (the same code). ``--profile`` prints where the sampler's time goes (cProfile, top functions
-by own time).
+by own time) and the function calls per time step of each method: a count that does not drift, though
+not a cost (a ``list.append`` counts as one call, as does a Python function's).
 
     python benchmarks/framework_overhead.py
     python benchmarks/framework_overhead.py --profile
@@ -86,6 +87,17 @@ def rate(advance: Callable[[], int], seconds: float) -> float:
     return steps / elapsed
 
 
+def calls_per_time_step(advance: Callable[[], int], batch_T: int, batches: int = 20) -> float:
+    """Function calls (Python and builtin, as cProfile counts them) per time step of ``batches`` batches:
+    a measure of per-step work that, unlike time, does not drift with the machine."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(batches):
+        advance()
+    profiler.disable()
+    return pstats.Stats(profiler).total_calls / (batches * batch_T)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--batch-B", type=int, default=8)
@@ -109,6 +121,10 @@ def main(argv: list[str] | None = None) -> int:
         rate(rlrun_advance, args.seconds)
         profiler.disable()
         pstats.Stats(profiler, stream=sys.stdout).sort_stats("tottime").print_stats(25)
+        rlrun_calls, bare_calls = (
+            calls_per_time_step(advance, args.batch_T) for advance in (rlrun_advance, bare_advance)
+        )
+        print(f"Python calls per time step of the batch (cProfile): rlrun {rlrun_calls:.0f}, bare {bare_calls:.0f}")
 
     totals = {"rlrun": [0, 0.0], "bare": [0, 0.0]}
     rates: dict[str, list[float]] = {"rlrun": [], "bare": []}

@@ -31,3 +31,5 @@ def test_framework_overhead_prints_rlrun_and_bare_rates_and_their_ratio(tmp_path
     assert set(rates) == {"rlrun", "bare"} and all(int(v.replace(",", "")) > 0 for v in rates.values()), result.stdout
     assert re.search(r"rlrun / bare: \d+\.\d\d", result.stdout)
     assert "collect_batch" in result.stdout  # the profile names the sampler's loop
+    calls = re.search(r"Python calls per time step of the batch \(cProfile\): rlrun (\d+), bare (\d+)", result.stdout)
+    assert calls and int(calls[1]) > int(calls[2]) > 0, result.stdout
