@@ -53,7 +53,6 @@ class EnvStreams:
         if _non_negative_int(block, "block") == 0:
             raise ValueError("EnvStreams: block must be at least 1.")
         self._block = np.empty((self.n_envs, int(block)))
-        self._next = int(block)  # the next unread column; block: none left
         self._generators: list[np.random.Generator] = []
         self._make_views()
         self.epoch = 0
@@ -87,7 +86,8 @@ class EnvStreams:
         self._generators = [
             np.random.Generator(np.random.PCG64([self.seed, self.domain, rank, self.epoch])) for rank in self.env_ranks
         ]
-        self._next = self._block.shape[1]  # draws made under the old key are dropped
+        # The next unread column of the block; its width means none: draws made under the old key are dropped.
+        self._next = self._block.shape[1]
 
     def _refill(self) -> None:
         for generator, row in zip(self._generators, self._rows):

@@ -231,24 +231,20 @@ class PolicyGradientAlgo(RlAlgorithm):
                 "bootstrap_value=algo.bootstrap_value (the runners do)."
             )
         timeout = getattr(samples.env.env_info, "timeout", None)
-        inputs = (
-            (reward, value, done, bootstrap_value)
-            if timeout is None
-            else (reward, value, done, bootstrap_value, timeout)
-        )
+        inputs = [reward, value, done, bootstrap_value] + ([] if timeout is None else [timeout])
         # The recursion runs T steps of a few elementwise ops on [B]: in numpy (views of the same memory)
         # each op costs about a microsecond against several in torch, a sixth of an A2C update on CartPole.
         in_numpy = all(isinstance(x, torch.Tensor) and x.device.type == "cpu" and not x.requires_grad for x in inputs)
-        arrays = tuple(x.numpy() for x in inputs) if in_numpy else inputs
+        if in_numpy:
+            inputs = [x.numpy() for x in inputs]
+        reward_, value_, done_, bootstrap_ = inputs[:4]
         if timeout is None:
-            reward_, value_, done_, bootstrap_ = arrays
             advantage, return_ = generalized_advantage_estimation(
                 reward_, value_, done_, bootstrap_, self.discount, self.gae_lambda
             )
         else:
-            reward_, value_, done_, bootstrap_, timeout_ = arrays
             advantage, return_ = generalized_advantage_estimation_tl(
-                reward_, value_, done_, bootstrap_, self.discount, self.gae_lambda, timeout_
+                reward_, value_, done_, bootstrap_, self.discount, self.gae_lambda, inputs[4]
             )
         if in_numpy:
             advantage, return_ = torch.from_numpy(advantage), torch.from_numpy(return_)
