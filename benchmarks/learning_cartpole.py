@@ -3,6 +3,7 @@
     python benchmarks/learning_cartpole.py                       # PPO, A2C, DQN x seeds 0 1 2, both libraries
     python benchmarks/learning_cartpole.py --algos ppo --libs rlrun --seeds 0
     python benchmarks/learning_cartpole.py --algos dqn dqn_pri catdqn   # DQN family; SB3 has only DQN
+    python benchmarks/learning_cartpole.py --algos dqn --libs rlrun --seeds 0 1 2 3 4 5 --set algo.replay_ratio=16
 
 Both libraries use the RL Zoo's tuned CartPole-v1 settings (rlrun's copy is in
 rlrun/experiments/configs/cartpole.py) and are evaluated every ``--eval_every`` steps on 10 whole
@@ -12,6 +13,8 @@ Reported per run: the first evaluated step count with a return >= 475 ("steps to
 training wall time up to that evaluation, the final evaluation return, and the whole run's wall time,
 evaluation excluded; per algorithm, the ratios of the median steps and wall times to solve, and of the
 mean whole-run wall times (the time per step, which three seeds' solving times measure only coarsely).
+``--set SECTION.KEY=VALUE`` (sections ``sampler``, ``algo``, ``agent``; the value a Python literal) changes
+rlrun's config for a sweep, as ``rlrun train --set`` does; SB3's settings stay the Zoo's.
 SB3 needs `pip install stable-baselines3`.
 """
 
@@ -30,7 +33,7 @@ EVAL_EPISODES = 10  # whole episodes per evaluation, in both libraries
 SB3_ALGOS = ("ppo", "a2c", "dqn")  # rlrun also has "dqn_pri" (prioritized replay) and "catdqn" (C51)
 
 
-def run_rlrun(algo: str, seed: int, eval_every: int, n_steps: int | None = None) -> dict:
+def run_rlrun(algo: str, seed: int, eval_every: int, n_steps: int | None = None, overrides: dict | None = None) -> dict:
     import torch
 
     from rlrun.experiments.configs.cartpole import CONFIGS, build_runner
@@ -47,6 +50,7 @@ def run_rlrun(algo: str, seed: int, eval_every: int, n_steps: int | None = None)
         log_interval_steps=eval_every,
         affinity=dict(master_torch_threads=1),
         eval_n_envs=EVAL_EPISODES,  # one episode per env: each policy forward serves all of them
+        overrides=overrides,
     )
     with tempfile.TemporaryDirectory() as tmp:
         logger.set_console_output(False)
@@ -114,7 +118,14 @@ def main() -> int:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--eval_every", type=int, default=5000)
     parser.add_argument("--n_steps", type=int, default=None, help="instead of each config's budget (smoke runs)")
+    parser.add_argument(
+        "--set", dest="assignments", action="append", default=[], metavar="SECTION.KEY=VALUE",
+        help="change rlrun's config (sampler, algo or agent keywords), e.g. --set algo.replay_ratio=16",
+    )  # fmt: skip
     args = parser.parse_args()
+    overrides = parse_overrides(args.assignments)
+    if overrides:
+        print(f"rlrun's configs changed by --set: {overrides}")
     runners = {"rlrun": run_rlrun, "sb3": run_sb3}
     print(
         f"{'algo':7} {'lib':6} {'seed':>4} {'steps to 475':>13} {'wall to 475':>12} {'final return':>13} {'wall (s)':>9}"
@@ -125,7 +136,8 @@ def main() -> int:
         # The libraries take turns seed by seed, so a drift in the machine's speed falls on both alike.
         for seed in args.seeds:
             for lib in libs:
-                result = runners[lib](algo, seed, args.eval_every, args.n_steps)
+                kwargs = dict(overrides=overrides) if lib == "rlrun" else {}
+                result = runners[lib](algo, seed, args.eval_every, args.n_steps, **kwargs)
                 solved, solved_wall, final = summarise(result)
                 table.setdefault((algo, lib), []).append((solved, final, result["wall"], solved_wall))
                 solved_text = "-" if solved is None else f"{int(solved)}"
@@ -153,6 +165,19 @@ def main() -> int:
                 f"time per step ratio {per_step:.2f} (whole runs)"
             )
     return 0
+
+
+def parse_overrides(assignments: list[str]) -> dict[str, dict] | None:
+    """``["algo.replay_ratio=16", ...]`` -> ``{"algo": {"replay_ratio": 16}}`` for ``build_runner``."""
+    from rlrun.experiments.registry import parse_assignment
+
+    overrides: dict[str, dict] = {}
+    for text in assignments:
+        keys, value = parse_assignment(text)
+        if len(keys) != 2 or keys[0] not in ("sampler", "algo", "agent"):
+            raise SystemExit(f"--set {text!r}: write sampler.KEY=VALUE, algo.KEY=VALUE or agent.KEY=VALUE.")
+        overrides.setdefault(keys[0], {})[keys[1]] = value
+    return overrides or None
 
 
 def median_ratio(ours: list[float | None], theirs: list[float | None]) -> float | None:
