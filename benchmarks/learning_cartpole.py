@@ -1,13 +1,14 @@
-"""Learning speed on CartPole-v1: rlrun and Stable-Baselines3, same settings, same machine, one run.
+"""Learning speed on CartPole-v1: rlrun and Stable-Baselines3, tuned settings, same machine, one run.
 
     python benchmarks/learning_cartpole.py                       # PPO, A2C, DQN x seeds 0 1 2, both libraries
     python benchmarks/learning_cartpole.py --algos ppo --libs rlrun --seeds 0
     python benchmarks/learning_cartpole.py --algos dqn dqn_pri catdqn   # DQN family; SB3 has only DQN
-    python benchmarks/learning_cartpole.py --algos dqn --libs rlrun --seeds 0 1 2 3 4 5 --set algo.replay_ratio=16
+    python benchmarks/learning_cartpole.py --algos dqn --libs rlrun --seeds 0 1 2 3 4 5 --set algo.replay_ratio=32
 
-Both libraries use the RL Zoo's tuned CartPole-v1 settings (rlrun's copy is in
-rlrun/experiments/configs/cartpole.py) and are evaluated every ``--eval_every`` steps on 10 whole
-episodes, one in each of 10 envs, greedily in both libraries (SB3: deterministic=True; rlrun: the PG
+SB3 runs the RL Zoo's tuned CartPole-v1 settings, rlrun its own tuned configs
+(rlrun/experiments/configs/cartpole.py: the Zoo's for PPO and A2C; DQN with the Zoo's network, learning
+rate, batch, replay and exploration, and its own loss, target updates and replay ratio). Both are
+evaluated every ``--eval_every`` steps on 10 whole episodes, one in each of 10 envs, greedily in both libraries (SB3: deterministic=True; rlrun: the PG
 agents' greedy_eval=True, DQN's eps_eval=0.001). rlrun and SB3 take turns seed by seed.
 Reported per run: the first evaluated step count with a return >= 475 ("steps to solve") and the
 training wall time up to that evaluation, the final evaluation return, and the whole run's wall time,
@@ -120,7 +121,7 @@ def main() -> int:
     parser.add_argument("--n_steps", type=int, default=None, help="instead of each config's budget (smoke runs)")
     parser.add_argument(
         "--set", dest="assignments", action="append", default=[], metavar="SECTION.KEY=VALUE",
-        help="change rlrun's config (sampler, algo or agent keywords), e.g. --set algo.replay_ratio=16",
+        help="change rlrun's config (sampler, algo or agent keywords), e.g. --set algo.replay_ratio=32",
     )  # fmt: skip
     args = parser.parse_args()
     overrides = parse_overrides(args.assignments)

@@ -136,6 +136,22 @@ STEPS: tuple[Step, ...] = (
         what="one PPO and one A2C training iteration against Stable-Baselines3's",
     ),
     Step(
+        "dqn_update_speed",
+        ("benchmarks/dqn_update_speed.py", "--rounds", "7"),
+        ("--rounds", "1", "--steps", "2"),
+        (
+            Headline(
+                "DQN gradient step on CartPole, the Zoo's loss, rlrun / SB3 (time)",
+                r"the Zoo's loss / SB3: ([\d.]+)",
+                1.0,
+                higher_is_better=False,
+            ),
+            Headline("the same with rlrun's double DQN (3 forward passes)", r"double DQN\) / SB3: ([\d.]+)"),
+        ),
+        timeout=600,
+        what="DQN's gradient steps against Stable-Baselines3's, same network, batch and loss",
+    ),
+    Step(
         "async_dqn_speed",
         (
             "benchmarks/async_dqn_speed.py",

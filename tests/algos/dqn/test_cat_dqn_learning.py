@@ -2,7 +2,7 @@
 
 "Solved" is as in tests/test_learning.py: an evaluation over 10 whole episodes averaging at least
 475, evaluating every ~5k steps (19 sampler batches of 256), within 50k env steps. The settings are
-DQN's tuned CartPole settings plus the support: CartPole pays 1 per step, so with discount 0.99 every
+DQN's tuned CartPole settings at replay ratio 32, plus the support: CartPole pays 1 per step, so with discount 0.99 every
 return lies in [0, 100) and the atoms span ``V_min=0`` to ``V_max=100`` (51 atoms, the default):
 ``rlrun.experiments.configs.cartpole.CONFIGS["catdqn"]``. The classes keep rlpyt's defaults.
 
