@@ -8,8 +8,9 @@
 SB3 runs the RL Zoo's tuned CartPole-v1 settings, rlrun its own tuned configs
 (rlrun/experiments/configs/cartpole.py: the Zoo's for PPO and A2C; DQN with the Zoo's network, learning
 rate, batch, replay and exploration, and its own loss, target updates and replay ratio). Both are
-evaluated every ``--eval_every`` steps on 10 whole episodes, one in each of 10 envs, greedily in both libraries (SB3: deterministic=True; rlrun: the PG
-agents' greedy_eval=True, DQN's eps_eval=0.001). rlrun and SB3 take turns seed by seed.
+evaluated every ``--eval_every`` steps on 10 whole episodes, one in each of 10 envs, greedily (SB3:
+deterministic=True; rlrun: the PG agents' greedy_eval=True, DQN's eps_eval=0.001). rlrun and SB3 take
+turns seed by seed.
 Reported per run: the first evaluated step count with a return >= 475 ("steps to solve") and the
 training wall time up to that evaluation, the final evaluation return, and the whole run's wall time,
 evaluation excluded; per algorithm, the ratios of the median steps and wall times to solve, and of the
