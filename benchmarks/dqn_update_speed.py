@@ -55,15 +55,9 @@ def rlrun_steps(n_steps: int, zoo_loss: bool) -> Callable[[], None]:
 
 def sb3_steps(n_steps: int) -> Callable[[], None]:
     """``n_steps`` of SB3's DQN gradient steps, after the same short run."""
-    from stable_baselines3 import DQN
-    from stable_baselines3.common.env_util import make_vec_env
+    from learning_cartpole import sb3_model
 
-    env = make_vec_env("CartPole-v1", n_envs=1, seed=0)
-    model = DQN(
-        "MlpPolicy", env, learning_rate=2.3e-3, batch_size=64, buffer_size=100_000, learning_starts=1000,
-        gamma=0.99, target_update_interval=10, train_freq=256, gradient_steps=128, exploration_fraction=0.16,
-        exploration_final_eps=0.04, policy_kwargs=dict(net_arch=[256, 256]), seed=0, device="cpu",
-    )  # fmt: skip
+    model = sb3_model("dqn", seed=0)
     model.learn(PREFILL)
     return lambda: model.train(gradient_steps=n_steps, batch_size=64)
 
@@ -99,4 +93,5 @@ def main() -> int:
 
 if __name__ == "__main__":
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # learning_cartpole's SB3 settings
     sys.exit(main())

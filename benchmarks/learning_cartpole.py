@@ -65,32 +65,39 @@ def run_rlrun(algo: str, seed: int, eval_every: int, n_steps: int | None = None,
     return dict(curve=list(zip(steps, returns, walls)), wall=walls[-1], n_steps=n_steps)
 
 
+SB3_BUDGETS = {"ppo": 100_000, "a2c": 100_000, "dqn": 50_000}
+
+
+def sb3_model(algo: str, seed: int):
+    """SB3's PPO, A2C or DQN with the RL Zoo's CartPole-v1 settings (also used by dqn_update_speed.py)."""
+    from stable_baselines3 import A2C, DQN, PPO
+    from stable_baselines3.common.env_util import make_vec_env
+
+    if algo == "ppo":
+        env = make_vec_env("CartPole-v1", n_envs=8, seed=seed)
+        return PPO(
+            "MlpPolicy", env, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20, ent_coef=0.0,
+            learning_rate=lambda f: 1e-3 * f, clip_range=lambda f: 0.2 * f, seed=seed, device="cpu",
+        )  # fmt: skip
+    if algo == "a2c":
+        env = make_vec_env("CartPole-v1", n_envs=8, seed=seed)
+        return A2C("MlpPolicy", env, ent_coef=0.0, seed=seed, device="cpu")
+    env = make_vec_env("CartPole-v1", n_envs=1, seed=seed)
+    return DQN(
+        "MlpPolicy", env, learning_rate=2.3e-3, batch_size=64, buffer_size=100_000, learning_starts=1000,
+        gamma=0.99, target_update_interval=10, train_freq=256, gradient_steps=128, exploration_fraction=0.16,
+        exploration_final_eps=0.04, policy_kwargs=dict(net_arch=[256, 256]), seed=seed, device="cpu",
+    )  # fmt: skip
+
+
 def run_sb3(algo: str, seed: int, eval_every: int, n_steps: int | None = None) -> dict:
     import torch
-    from stable_baselines3 import A2C, DQN, PPO
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.evaluation import evaluate_policy
 
     torch.set_num_threads(1)
-    if algo == "ppo":
-        env = make_vec_env("CartPole-v1", n_envs=8, seed=seed)
-        model = PPO(
-            "MlpPolicy", env, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20, ent_coef=0.0,
-            learning_rate=lambda f: 1e-3 * f, clip_range=lambda f: 0.2 * f, seed=seed, device="cpu",
-        )  # fmt: skip
-        budget = 100_000
-    elif algo == "a2c":
-        env = make_vec_env("CartPole-v1", n_envs=8, seed=seed)
-        model = A2C("MlpPolicy", env, ent_coef=0.0, seed=seed, device="cpu")
-        budget = 100_000
-    else:
-        env = make_vec_env("CartPole-v1", n_envs=1, seed=seed)
-        model = DQN(
-            "MlpPolicy", env, learning_rate=2.3e-3, batch_size=64, buffer_size=100_000, learning_starts=1000,
-            gamma=0.99, target_update_interval=10, train_freq=256, gradient_steps=128, exploration_fraction=0.16,
-            exploration_final_eps=0.04, policy_kwargs=dict(net_arch=[256, 256]), seed=seed, device="cpu",
-        )  # fmt: skip
-        budget = 50_000
+    model = sb3_model(algo, seed)
+    budget = SB3_BUDGETS[algo]
     n_steps = budget if n_steps is None else n_steps
     # One episode in each of 10 envs (evaluate_policy splits the episodes over the envs): the same 10 whole
     # episodes as 10 in one env, in a tenth of the predict calls, which took most of this script's time.
