@@ -136,6 +136,17 @@ STEPS: tuple[Step, ...] = (
         what="one PPO and one A2C training iteration against Stable-Baselines3's",
     ),
     Step(
+        "a2c_floor",
+        ("benchmarks/a2c_floor.py",),
+        ("--rounds", "1", "--iterations", "2"),
+        (
+            Headline("A2C CartPole training loop, rlrun / SB3 (time per step)", r"rlrun / sb3: ([\d.]+)"),
+            Headline("the least any framework can do / SB3 (time per step)", r"bare / sb3: ([\d.]+)"),
+        ),
+        timeout=300,
+        what="A2C's whole training loop against SB3's and a bare loop: the floor under the wall-time ratio",
+    ),
+    Step(
         "dqn_update_speed",
         ("benchmarks/dqn_update_speed.py", "--rounds", "7"),
         ("--rounds", "1", "--steps", "2"),

@@ -7,7 +7,14 @@ import pytest
 import torch
 
 from rlrun.algos import qpg
-from rlrun.algos.optim import clip_grad_norm, clipped_step, fast_optim_kwargs, fused_adam_kwargs, make_optimizer
+from rlrun.algos.optim import (
+    clip_grad_norm,
+    clipped_step,
+    fast_optim_kwargs,
+    fused_adam_kwargs,
+    make_optimizer,
+    optimizer_parameters,
+)
 
 
 def two_nets():
@@ -185,3 +192,18 @@ def test_rmsprop_tf_checks_its_arguments_resumes_from_its_state_and_is_chosen_by
     torch.testing.assert_close(second.state[net.weight]["square_avg"], first.state[net.weight]["square_avg"])
     assert optimizer_class("RMSpropTF") is RMSpropTF and optimizer_class("rlrun.algos.optim.RMSpropTF") is RMSpropTF
     assert fast_optim_kwargs(RMSpropTF, {"eps": 1e-5}) == {"eps": 1e-5}  # not torch's: left as given
+
+
+def test_optimizer_parameters_are_the_stepped_tensors_in_order_across_groups():
+    """The algorithms clip the gradients of exactly what their optimiser steps, without walking the model."""
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+    first, second = list(model[0].parameters()), list(model[2].parameters())
+    optimizer = torch.optim.Adam([{"params": first}, {"params": second, "lr": 1e-4}])
+    stepped = optimizer_parameters(optimizer)
+    assert len(stepped) == 4 and all(a is b for a, b in zip(stepped, first + second))
+    assert all(
+        a is b
+        for a, b in zip(
+            optimizer_parameters(make_optimizer(torch.optim.RMSprop, model.parameters(), 1e-3, {})), model.parameters()
+        )
+    )

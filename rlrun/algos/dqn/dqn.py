@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from rlrun.algos.base import RlAlgorithm
-from rlrun.algos.optim import clip_grad_norm, make_optimizer
+from rlrun.algos.optim import clip_grad_norm, make_optimizer, optimizer_parameters
 from rlrun.replays.non_sequence.frame import (
     AsyncPrioritizedReplayFrameBuffer,
     AsyncUniformReplayFrameBuffer,
@@ -282,7 +282,7 @@ class DQN(RlAlgorithm):
         loss, td_abs_errors, priorities = self.loss_and_priorities(samples_from_replay)
         self.optimizer.zero_grad()
         loss.backward()
-        grad_norm = clip_grad_norm(self.agent.parameters(), self.clip_grad_norm)
+        grad_norm = clip_grad_norm(optimizer_parameters(self.optimizer), self.clip_grad_norm)
         self.optimizer.step()
         if self.prioritized_replay:
             self.replay_buffer.update_batch_priorities(priorities)

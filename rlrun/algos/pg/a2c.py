@@ -7,7 +7,7 @@ from typing import Any
 import torch
 
 from rlrun.agents.pg.base import rnn_state_from_storage
-from rlrun.algos.optim import clip_grad_norm
+from rlrun.algos.optim import clip_grad_norm, optimizer_parameters
 from rlrun.algos.pg.base import LossTerms, OptInfo, PolicyGradientAlgo, entropy_and_perplexity, scalar
 from rlrun.utils.tensor import valid_mean
 
@@ -59,7 +59,7 @@ class A2C(PolicyGradientAlgo):
         self.optimizer.zero_grad()
         terms = LossTerms.of(self.loss(samples))
         terms.loss.backward()
-        grad_norm = clip_grad_norm(self.agent.parameters(), self.clip_grad_norm)
+        grad_norm = clip_grad_norm(optimizer_parameters(self.optimizer), self.clip_grad_norm)
         self.optimizer.step()
         self.update_counter += 1
 

@@ -9,7 +9,7 @@ import torch
 
 from rlrun.agents.base import AgentInputs
 from rlrun.agents.pg.base import rnn_state_from_storage
-from rlrun.algos.optim import clip_grad_norm
+from rlrun.algos.optim import clip_grad_norm, optimizer_parameters
 from rlrun.algos.pg.base import LossTerms, OptInfo, PolicyGradientAlgo, entropy_and_perplexity, normalized, scalar
 from rlrun.utils.buffer import buffer_func
 from rlrun.utils.collections import namedarraytuple, namedtuple
@@ -152,7 +152,7 @@ class PPO(PolicyGradientAlgo):
 
                 self.optimizer.zero_grad()
                 terms.loss.backward()
-                grad_norm = clip_grad_norm(self.agent.parameters(), self.clip_grad_norm)
+                grad_norm = clip_grad_norm(optimizer_parameters(self.optimizer), self.clip_grad_norm)
                 self.optimizer.step()
                 self.update_counter += 1
 
