@@ -72,16 +72,13 @@ def rlrun_stepper(seed: int) -> Iterator[Callable[[int], None]]:
             itr[0] += 1
 
     with tempfile.TemporaryDirectory() as tmp:
-        logger.set_console_output(False)
-        try:
+        with logger.quiet_console():
             with logger_context(tmp, seed, "a2c_floor", {}, override_prefix=True):
                 runner.startup()
                 try:
                     yield advance
                 finally:
                     runner.shutdown()
-        finally:
-            logger.set_console_output(True)
 
 
 class BareA2C:

@@ -77,12 +77,9 @@ def run(
         learning = lambda itr: itr * batch_T * 8 >= min_steps_learn  # noqa: E731
         sampler.obtain_samples = timed(sampler.obtain_samples, phases["sample"], learning)  # type: ignore[method-assign]
         algo.optimize_agent = timed(algo.optimize_agent, phases["optimize"], learning)  # type: ignore[method-assign]
-    logger.set_console_output(False)
-    try:
+    with logger.quiet_console():
         with logger_context(folder, 0, kind, {}, override_prefix=True) as run_dir:
             runner.train()
-    finally:
-        logger.set_console_output(True)
     p = read_progress(run_dir)
     steps, times, updates = p["Diagnostics/CumSteps"], p["Diagnostics/CumTime (s)"], p["Diagnostics/CumUpdates"]
     first = next(i for i, s in enumerate(steps) if s >= min_steps_learn)

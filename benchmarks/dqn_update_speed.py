@@ -41,12 +41,9 @@ def rlrun_steps(n_steps: int, zoo_loss: bool) -> Callable[[], None]:
     algo_kwargs["replay_ratio"] = n_steps * algo_kwargs["batch_size"] / batch
     runner = build_runner("dqn", seed=0, n_steps=PREFILL, log_interval_steps=10**9, overrides={"algo": algo_kwargs})
     with tempfile.TemporaryDirectory() as tmp:
-        logger.set_console_output(False)
-        try:
+        with logger.quiet_console():
             with logger_context(tmp, 0, "dqn_update_speed", {}, override_prefix=True):
                 runner.train()
-        finally:
-            logger.set_console_output(True)
     algo = runner.algo
     if algo.updates_per_optimize != n_steps:
         raise RuntimeError(f"expected {n_steps} updates per call, got {algo.updates_per_optimize}")

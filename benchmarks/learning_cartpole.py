@@ -55,10 +55,8 @@ def run_rlrun(algo: str, seed: int, eval_every: int, n_steps: int | None = None,
         overrides=overrides,
     )
     with tempfile.TemporaryDirectory() as tmp:
-        logger.set_console_output(False)
-        with logger_context(tmp, seed, f"{algo}_cartpole", {}, override_prefix=True) as run_dir:
+        with logger.quiet_console(), logger_context(tmp, seed, f"{algo}_cartpole", {}, override_prefix=True) as run_dir:
             runner.train()
-        logger.set_console_output(True)
         data = read_progress(run_dir)
     steps, returns = data[str(find_column(data, "CumSteps"))], data["ReturnAverage"]
     walls = data[str(find_column(data, "CumTrainTime"))]  # sampling and optimisation, evaluation excluded

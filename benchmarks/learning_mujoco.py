@@ -41,19 +41,18 @@ def run_rlrun(args: argparse.Namespace, seed: int) -> list[tuple[int, float, flo
     cwd = os.getcwd()
     with tempfile.TemporaryDirectory() as tmp:
         os.chdir(tmp)
-        logger.set_console_output(False)
         try:
-            example_2.build_and_train(
-                env_id=args.env_id,
-                run_ID=seed,
-                n_steps=args.n_steps,
-                log_interval_steps=args.eval_every,
-                min_steps_learn=args.min_steps_learn,
-                eval_max_trajectories=args.eval_episodes,
-                seed=seed,
-            )
+            with logger.quiet_console():
+                example_2.build_and_train(
+                    env_id=args.env_id,
+                    run_ID=seed,
+                    n_steps=args.n_steps,
+                    log_interval_steps=args.eval_every,
+                    min_steps_learn=args.min_steps_learn,
+                    eval_max_trajectories=args.eval_episodes,
+                    seed=seed,
+                )
         finally:
-            logger.set_console_output(True)
             os.chdir(cwd)
         (run_dir,) = [root for root, _, files in os.walk(tmp) if "progress.csv" in files]
         data = read_progress(run_dir)

@@ -43,12 +43,9 @@ def run_rlrun(algo: str, seed: int, eval_every: int, n_steps: int) -> list[tuple
         overrides = dict(algo=dict(min_steps_learn=min(100, n_steps // 2)))
     runner = build_runner(algo, seed=seed, n_steps=n_steps, log_interval_steps=eval_every, overrides=overrides)
     with tempfile.TemporaryDirectory() as tmp:
-        logger.set_console_output(False)
-        try:
+        with logger.quiet_console():
             with logger_context(tmp, seed, f"{algo}_pendulum", {}, override_prefix=True) as run_dir:
                 runner.train()
-        finally:
-            logger.set_console_output(True)
         data = read_progress(run_dir)
     steps = data[str(find_column(data, "CumSteps"))]
     walls = data[str(find_column(data, "CumTrainTime"))]

@@ -41,12 +41,9 @@ def rlrun_update(algo: str, plain_optimizer: bool) -> Callable[[], None]:
         algo, seed=0, n_steps=4 * batch, log_interval_steps=10**9, overrides=overrides, affinity=dict(master_torch_threads=1)
     )  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
-        logger.set_console_output(False)
-        try:
+        with logger.quiet_console():
             with logger_context(tmp, 0, f"{algo}_update_speed", {}, override_prefix=True):
                 runner.train()
-        finally:
-            logger.set_console_output(True)
     samples, _traj_infos = runner.sampler.obtain_samples(4)
     return lambda: runner.algo.optimize_agent(4, samples)
 

@@ -43,12 +43,9 @@ def main() -> int:
     overrides = dict(algo=dict(min_steps_learn=100), agent=dict(model_kwargs=dict(hidden_sizes=hidden), q_model_kwargs=dict(hidden_sizes=hidden)))  # fmt: skip
     runner = build_runner("sac", seed=0, n_steps=600, log_interval_steps=10**6, overrides=overrides)
     with tempfile.TemporaryDirectory() as tmp:
-        logger.set_console_output(False)
-        try:
+        with logger.quiet_console():
             with logger_context(tmp, 0, "sac_update_speed", {}, override_prefix=True):
                 runner.train()
-        finally:
-            logger.set_console_output(True)
     algo = runner.algo
     opt_info = algo.empty_opt_info()
 

@@ -44,12 +44,9 @@ def steps_to_solve(
         SamplerCls=SAMPLERS[sampler],
         eval_n_envs=10 if sampler == "cpu" else None,
     )
-    logger.set_console_output(False)
-    try:
+    with logger.quiet_console():
         with logger_context(str(tmp_path), seed, f"{algo}_cartpole", {}, override_prefix=True) as run_dir:
             runner.train()
-    finally:
-        logger.set_console_output(True)
     progress = read_progress(run_dir)
     returns = progress["ReturnAverage"]
     solved = next((s for s, r in zip(progress["Diagnostics/CumSteps"], returns) if r >= SOLVED_RETURN), None)

@@ -44,12 +44,9 @@ def run_async_cartpole(
         seed=seed,
         log_interval_steps=EVAL_EVERY,
     )
-    logger.set_console_output(False)
-    try:
+    with logger.quiet_console():
         with logger_context(str(tmp_path), seed, "async_dqn_cartpole", {}, override_prefix=True) as run_dir:
             runner.train()
-    finally:
-        logger.set_console_output(True)
     return read_progress(run_dir)
 
 

@@ -22,14 +22,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def runs(tmp_path_factory):
     """Three short real A2C runs on CartPole: seeds 0 and 1 of one experiment, and another name."""
     base = tmp_path_factory.mktemp("runs")
-    logger.set_console_output(False)
-    try:
+    with logger.quiet_console():
         for name, seed in (("a2c_cartpole", 0), ("a2c_cartpole", 1), ("other", 0)):
             runner = build_runner("a2c", seed=seed, n_steps=1024, log_interval_steps=256, eval_episodes=4)
             with logger_context(str(base), seed, name, {}, override_prefix=True):
                 runner.train()
-    finally:
-        logger.set_console_output(True)
     return base
 
 

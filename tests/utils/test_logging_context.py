@@ -283,3 +283,27 @@ def test_add_exp_param_tags_every_run_below_a_folder_and_keeps_values_unless_tol
     assert params["label"] == "small-lr" and params["opt"] == {"lr": 1, "eps": 0.5}
     rows = check_progress(str(in_tmp / "grid"))
     assert sorted(rows.values()) == [1, 1]
+
+
+def test_quiet_console_prints_nothing_writes_the_files_and_restores_the_setting(tmp_path, capsys):
+    """``logger.quiet_console()`` around a run: nothing on the console, debug.log and progress.csv written,
+    and afterwards the console as it was before, also when the block raised or the console was already off."""
+    with pytest.raises(RuntimeError, match="boom"):
+        with logger.quiet_console(), logger_context(str(tmp_path), 0, "quiet", override_prefix=True) as run_dir:
+            logger.log("a message")
+            logger.record_tabular("Loss", 0.5)
+            logger.dump_tabular()
+            raise RuntimeError("boom")
+    assert capsys.readouterr().out == ""
+    assert "a message" in (pathlib.Path(run_dir) / "debug.log").read_text()
+    assert "Loss" in (pathlib.Path(run_dir) / "progress.csv").read_text()
+    logger.log("after")
+    assert "after" in capsys.readouterr().out
+    logger.set_console_output(False)
+    try:
+        with logger.quiet_console():
+            pass
+        logger.log("still off")
+        assert capsys.readouterr().out == ""
+    finally:
+        logger.set_console_output(True)

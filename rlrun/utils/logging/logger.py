@@ -258,6 +258,23 @@ def set_console_output(enabled: bool) -> None:
     _state.console = bool(enabled)
 
 
+@contextmanager
+def quiet_console() -> Iterator[None]:
+    """Print nothing to the console inside the block, as for runs inside a sweep or a benchmark; files
+    (``debug.log``, ``progress.csv``) are still written. The console's setting before the block comes back
+    after it, also when the block raises::
+
+        with logger.quiet_console(), logger_context(log_dir, run_ID, name, config):
+            runner.train()
+    """
+    previous = _state.console
+    _state.console = False
+    try:
+        yield
+    finally:
+        _state.console = previous
+
+
 def disable() -> None:
     """Silence messages and tabular rows (e.g. on every rank but one)."""
     _state.disabled = True

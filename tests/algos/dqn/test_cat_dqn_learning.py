@@ -33,12 +33,9 @@ def evaluation_returns(seed: int, n_steps: int, tmp_path, eval_every: int = 5000
     """``(env steps, average evaluation return)`` of each evaluation of a run."""
     torch.set_num_threads(1)
     runner = build_runner("catdqn", seed, n_steps, eval_every, eval_episodes=EVAL_EPISODES)
-    logger.set_console_output(False)
-    try:
+    with logger.quiet_console():
         with logger_context(str(tmp_path), seed, "catdqn_cartpole", {}, override_prefix=True) as run_dir:
             runner.train()
-    finally:
-        logger.set_console_output(True)
     progress = read_progress(run_dir)
     return [(int(s), float(r)) for s, r in zip(progress["Diagnostics/CumSteps"], progress["ReturnAverage"])]
 

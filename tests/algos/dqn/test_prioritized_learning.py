@@ -42,14 +42,14 @@ def steps_to_solve(prioritized: bool, seed: int, tmp_path) -> int | None:
         return traj_infos, eval_time
 
     runner.evaluate_agent = evaluate_and_stop_when_solved
-    logger.set_console_output(False)
     try:
-        with logger_context(str(tmp_path), seed, f"dqn_pri{int(prioritized)}", {}, override_prefix=True):
+        with (
+            logger.quiet_console(),
+            logger_context(str(tmp_path), seed, f"dqn_pri{int(prioritized)}", {}, override_prefix=True),
+        ):
             runner.train()
     except SolvedError as solved:
         return solved.args[0]
-    finally:
-        logger.set_console_output(True)
     return None
 
 

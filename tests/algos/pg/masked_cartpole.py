@@ -101,12 +101,9 @@ def evaluation_curve(runner: MinibatchRlEval, seed: int, log_dir: str, name: str
     """Train ``runner`` quietly, logging under ``log_dir``; ``(cumulative env steps, evaluation return)``
     of each evaluation."""
     torch.set_num_threads(1)
-    logger.set_console_output(False)
-    try:
+    with logger.quiet_console():
         with logger_context(log_dir, seed, name, {}, override_prefix=True) as run_dir:
             runner.train()
-    finally:
-        logger.set_console_output(True)
     progress = read_progress(run_dir)
     return list(zip(progress["Diagnostics/CumSteps"], progress["ReturnAverage"]))
 

@@ -40,12 +40,9 @@ def eval_returns(
     """``(env steps, evaluation return)`` at each evaluation of a Pendulum run."""
     torch.set_num_threads(1)
     runner = build_runner(algo, seed=seed, n_steps=n_steps, log_interval_steps=EVAL_EVERY, overrides=overrides)
-    logger.set_console_output(False)
-    try:
+    with logger.quiet_console():
         with logger_context(str(tmp_path), seed, f"{algo}_pendulum", {}, override_prefix=True) as run_dir:
             runner.train()
-    finally:
-        logger.set_console_output(True)
     progress = read_progress(run_dir)
     steps = progress[str(find_column(progress, "CumSteps"))]
     return [(int(s), float(r)) for s, r in zip(steps, progress["ReturnAverage"]) if not math.isnan(r)]
