@@ -71,14 +71,13 @@ def rlrun_stepper(seed: int) -> Iterator[Callable[[int], None]]:
             runner.store_diagnostics(itr[0], traj_infos, opt_info)
             itr[0] += 1
 
-    with tempfile.TemporaryDirectory() as tmp:
-        with logger.quiet_console():
-            with logger_context(tmp, seed, "a2c_floor", {}, override_prefix=True):
-                runner.startup()
-                try:
-                    yield advance
-                finally:
-                    runner.shutdown()
+    with tempfile.TemporaryDirectory() as tmp, logger.quiet_console():
+        with logger_context(tmp, seed, "a2c_floor", {}, override_prefix=True):
+            runner.startup()
+            try:
+                yield advance
+            finally:
+                runner.shutdown()
 
 
 class BareA2C:
@@ -95,9 +94,8 @@ class BareA2C:
         self.model = CategoricalPgMlpModel(
             self.envs.single_observation_space.shape, int(self.envs.single_action_space.n)
         )
-        params = list(self.model.parameters())
-        self.params = params
-        self.optimizer = torch.optim.RMSprop(params, lr=LEARNING_RATE, alpha=0.99, eps=1e-5, foreach=True)
+        self.params = list(self.model.parameters())
+        self.optimizer = torch.optim.RMSprop(self.params, lr=LEARNING_RATE, alpha=0.99, eps=1e-5, foreach=True)
         self.observations = np.zeros((BATCH_T, BATCH_B, 4), np.float32)
         self.actions = np.zeros((BATCH_T, BATCH_B), np.int64)
         self.rewards = np.zeros((BATCH_T, BATCH_B), np.float32)
