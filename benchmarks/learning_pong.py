@@ -26,7 +26,8 @@ as in the published curves), so it checkpoints after every log row and a stopped
   advantages normalised per minibatch rather than per batch).
 - PPO with the rest of CleanRL's run (``--algo ppo-cleanrl``): the same, on the Nature network (32/64/64 channels,
   512 units) with orthogonal initialisation, advantages normalised per minibatch, the value loss clipped at 0.1
-  and FIRE after each reset. What still differs: rlrun's frames are 104x80 (CleanRL's 84x84).
+  and FIRE after each reset, and CleanRL's learning-rate schedule: linear to 0 over 40M frames, of which the
+  run trains the first 10M. What still differs: rlrun's frames are 104x80 (CleanRL's 84x84).
 
 The report (``<out-dir>/<date>-<machine>-pong-<algo>.md`` and ``.png``) gives the average return of the
 episodes ended in each log interval against frames (agent steps x 4, the frame skip) and wall time, the first
@@ -78,6 +79,10 @@ ALGO_FLAGS = {
         "--set", "algo.value_clip=0.1", "--set", "env.fire_on_reset=True", "--set", "model.orthogonal_init=True",
         "--set", "model.channels=(32,64,64)", "--set", "model.kernel_sizes=(8,4,3)", "--set", "model.strides=(4,2,1)",
         "--set", "model.paddings=(0,0,0)", "--set", "model.fc_sizes=512",
+        # CleanRL's learning rate decays over its total_timesteps, 10M agent steps (40M frames); the published
+        # curve is read at 10M frames, a quarter of the way down. (Runs before 2026-12-03 decayed it over the
+        # run's own frames, so at 10M frames their rate had reached 0.)
+        "--set", "algo.lr_schedule_steps=10000000",
     ],
 }  # fmt: skip
 

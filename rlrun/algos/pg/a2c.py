@@ -19,7 +19,8 @@ class A2C(PolicyGradientAlgo):
 
     ``pi_loss = -mean(log pi(a_t|s_t) * A_t)`` with GAE advantages, ``value_loss =
     value_loss_coeff * mean(0.5 * (V(s_t) - R_t)^2)``; gradients clipped to ``clip_grad_norm``.
-    ``linear_lr_schedule`` (not in rlpyt's A2C) decays the learning rate linearly to zero over the run.
+    ``linear_lr_schedule`` (not in rlpyt's A2C) decays the learning rate linearly to zero over the run, or
+    over ``lr_schedule_steps`` env steps where given.
     A recurrent agent runs over the batch's ``T`` steps from the state stored at ``t=0``; steps after an
     env's done are masked out (such agents need a wait-reset collector).
     """
@@ -37,6 +38,7 @@ class A2C(PolicyGradientAlgo):
         gae_lambda: float = 1,
         normalize_advantage: bool = False,
         linear_lr_schedule: bool = False,
+        lr_schedule_steps: int | None = None,
     ) -> None:
         super().__init__(
             discount=discount,
@@ -49,8 +51,14 @@ class A2C(PolicyGradientAlgo):
             initial_optim_state_dict=initial_optim_state_dict,
             gae_lambda=gae_lambda,
             normalize_advantage=normalize_advantage,
+            lr_schedule_steps=lr_schedule_steps,
         )
         self.linear_lr_schedule = linear_lr_schedule
+        if lr_schedule_steps is not None and not linear_lr_schedule:
+            raise ValueError(
+                "lr_schedule_steps sets the length of the linear learning-rate schedule, which is off: pass "
+                "linear_lr_schedule=True with it, or leave lr_schedule_steps out."
+            )
 
     def optimize_agent(self, itr: int, samples: Any = None, sampler_itr: int | None = None) -> OptInfo:
         """One gradient step on the whole ``[T, B]`` batch."""

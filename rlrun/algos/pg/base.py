@@ -128,6 +128,7 @@ class PolicyGradientAlgo(RlAlgorithm):
         initial_optim_state_dict: dict[str, Any] | None,
         gae_lambda: float,
         normalize_advantage: bool,
+        lr_schedule_steps: int | None = None,
     ) -> None:
         if not 0 <= discount <= 1:
             raise ValueError(f"discount must be in [0, 1], got {discount}.")
@@ -145,6 +146,11 @@ class PolicyGradientAlgo(RlAlgorithm):
         self.initial_optim_state_dict = initial_optim_state_dict
         self.gae_lambda = gae_lambda
         self.normalize_advantage = normalize_advantage
+        if lr_schedule_steps is not None and (isinstance(lr_schedule_steps, bool) or not lr_schedule_steps > 0):
+            raise ValueError(
+                f"lr_schedule_steps must be a positive number of env steps or None, got {lr_schedule_steps!r}."
+            )
+        self.lr_schedule_steps = lr_schedule_steps
         self.update_counter = 0
 
     def initialize(
@@ -181,9 +187,16 @@ class PolicyGradientAlgo(RlAlgorithm):
     def decay_learning_rate(self, itr: int) -> float:
         """Set the learning rate to ``learning_rate * (1 - itr / n_itr)`` and return that fraction.
 
-        Computed from ``itr`` alone (no scheduler state), so a resumed run continues the schedule.
+        With ``lr_schedule_steps`` the schedule reaches zero after that many env steps (all ranks' together)
+        instead of at the run's end: a run can stop part way down a longer schedule, as published runs
+        that are read at fewer frames than they trained for did. Computed from ``itr`` alone (no scheduler
+        state), so a resumed run continues the schedule.
         """
-        frac = max(self.n_itr - itr, 0) / self.n_itr
+        if self.lr_schedule_steps is None:
+            horizon = float(self.n_itr)
+        else:
+            horizon = self.lr_schedule_steps / (self.batch_spec.size * self.world_size)
+        frac = max(horizon - itr, 0.0) / horizon
         for group in self.optimizer.param_groups:
             group["lr"] = self.learning_rate * frac
         return frac

@@ -29,6 +29,7 @@ class PPO(PolicyGradientAlgo):
     (V(s) - R)^2)``; minus ``entropy_loss_coeff`` times the entropy. With ``linear_lr_schedule`` the
     learning rate scales by ``(n_itr - itr) / n_itr`` at iteration ``itr``, and so does ``ratio_clip``
     unless ``anneal_ratio_clip=False`` (rlpyt anneals both; CleanRL and Baselines' PPO2 keep the clip fixed).
+    ``lr_schedule_steps`` (env steps) puts the schedule's zero there instead of at the run's end.
     Two options that rlpyt lacks, as CleanRL's and Baselines' PPO2 Atari settings use them:
     ``minibatch_advantage_norm`` normalises the advantages within each minibatch (zero mean, unit std)
     instead of over the batch (``normalize_advantage``); ``value_clip`` takes the larger of the value
@@ -60,6 +61,7 @@ class PPO(PolicyGradientAlgo):
         anneal_ratio_clip: bool = True,
         minibatch_advantage_norm: bool = False,
         value_clip: float | None = None,
+        lr_schedule_steps: int | None = None,
     ) -> None:
         super().__init__(
             discount=discount,
@@ -72,6 +74,7 @@ class PPO(PolicyGradientAlgo):
             initial_optim_state_dict=initial_optim_state_dict,
             gae_lambda=gae_lambda,
             normalize_advantage=normalize_advantage,
+            lr_schedule_steps=lr_schedule_steps,
         )
         if minibatches < 1 or epochs < 1:
             raise ValueError(f"minibatches and epochs must be at least 1, got {minibatches} and {epochs}.")
@@ -83,6 +86,11 @@ class PPO(PolicyGradientAlgo):
         self.epochs = epochs
         self.ratio_clip = ratio_clip
         self.linear_lr_schedule = linear_lr_schedule
+        if lr_schedule_steps is not None and not linear_lr_schedule:
+            raise ValueError(
+                "lr_schedule_steps sets the length of the linear learning-rate schedule, which is off: pass "
+                "linear_lr_schedule=True with it, or leave lr_schedule_steps out."
+            )
         self.anneal_ratio_clip = anneal_ratio_clip
         self.minibatch_advantage_norm = minibatch_advantage_norm
         self.value_clip = value_clip

@@ -53,3 +53,24 @@ def test_a2c_without_linear_lr_schedule_keeps_its_lr(pg_run):
     _, _, samples = pg_run(algo, n_itr=10)
     algo.optimize_agent(9, samples)
     assert algo.optimizer.param_groups[0]["lr"] == pytest.approx(1e-3)
+
+
+@pytest.mark.parametrize(("itr", "fraction"), [(0, 1.0), (5, 0.875), (9, 0.775), (50, 0.0)])
+def test_lr_schedule_steps_puts_the_schedules_zero_past_the_runs_end(pg_run, itr, fraction):
+    """A 10-iteration run of 64 steps each, on a schedule of 2,560 steps (40 iterations): the rate at
+    iteration 9 is still 31/40 of the initial one, as in a published run read at a quarter of its length."""
+    algo = A2C(learning_rate=1e-3, linear_lr_schedule=True, lr_schedule_steps=2560)
+    _, _, samples = pg_run(algo, n_itr=10)  # T=16, B=4: 64 steps per iteration
+    algo.optimize_agent(itr, samples)
+    assert algo.optimizer.param_groups[0]["lr"] == pytest.approx(1e-3 * fraction)
+
+
+@pytest.mark.parametrize("bad", [0, -5, True])
+def test_lr_schedule_steps_must_be_positive(bad):
+    with pytest.raises(ValueError, match="lr_schedule_steps must be a positive number of env steps"):
+        A2C(linear_lr_schedule=True, lr_schedule_steps=bad)
+
+
+def test_lr_schedule_steps_without_the_schedule_is_refused():
+    with pytest.raises(ValueError, match="pass linear_lr_schedule=True with it"):
+        A2C(lr_schedule_steps=1000)

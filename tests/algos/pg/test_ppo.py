@@ -152,3 +152,14 @@ def test_value_clip_changes_nothing_while_the_value_is_where_it_was_sampled(pg_r
 def test_a_value_clip_that_is_not_positive_is_refused():
     with pytest.raises(ValueError, match="value_clip must be positive"):
         PPO(value_clip=0.0)
+
+
+def test_lr_schedule_steps_stretches_the_schedule_and_keeps_a_fixed_clip(pg_run):
+    """CleanRL's Atari run as learning_pong.py reads it: the rate decays over 4x the run, the clip stays."""
+    algo = PPO(learning_rate=0.01, epochs=1, minibatches=1, anneal_ratio_clip=False, lr_schedule_steps=4 * 10 * 64)
+    _, _, samples = pg_run(algo, n_itr=10)  # 64 steps per iteration
+    algo.optimize_agent(8, samples)
+    assert algo.optimizer.param_groups[0]["lr"] == pytest.approx(0.01 * 32 / 40)
+    assert algo.current_ratio_clip == 0.1
+    with pytest.raises(ValueError, match="pass linear_lr_schedule=True with it"):
+        PPO(linear_lr_schedule=False, lr_schedule_steps=640)
