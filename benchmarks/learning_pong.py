@@ -29,9 +29,11 @@ as in the published curves), so it checkpoints after every log row and a stopped
   and FIRE after each reset, and CleanRL's learning-rate schedule: linear to 0 over 40M frames, of which the
   run trains the first 10M. What still differs: rlrun's frames are 104x80 (CleanRL's 84x84).
 
-The report (``<out-dir>/<date>-<machine>-pong-<algo>.md`` and ``.png``) gives the average return of the
-episodes ended in each log interval against frames (agent steps x 4, the frame skip) and wall time, the first
-log row at or above ``--target`` (+15), and published scores at about the same frame counts beside it.
+The report (``<out-dir>/<date>-<machine>-pong-<algo>.md`` and ``.png``) gives, at each log row, the average
+return of the last 100 training episodes (``MinibatchRl``'s ``log_traj_window``) against frames (agent steps
+x 4, the frame skip) and wall time, the first log row at or above ``--target`` (+15), and published scores at
+about the same frame counts beside it. The window smooths the curve and makes it lag: once Pong's episodes
+last 2,500-3,500 agent steps, 100 of them span 1.0-1.4M frames of 8 envs' play.
 Exit code 0: the target was reached; 1: it was not; 2: the run failed or left no progress.csv.
 """
 
