@@ -8,7 +8,7 @@ gradient norm clipped at 0.5, no entropy bonus; SB3's MLPs: separate 64x64 tanh 
 and the value) for the same number of iterations, in turns, on one torch thread:
 
 - ``sb3``: ``model.learn`` over a round's steps (SB3's rollout collection and ``train()``);
-- ``rlrun``: the runner's iteration (``obtain_samples``, ``optimize_agent``, ``store_diagnostics``)
+- ``rlrun``: the runner's iteration (``train_iteration``: ``obtain_samples``, ``optimize_agent``, ``store_diagnostics``)
   with ``rlrun.experiments.configs.cartpole``'s config, as ``learning_cartpole.py`` times it;
 - ``bare``: a Gymnasium ``SyncVectorEnv`` (resetting in the same step, so no step is wasted), the model
   under ``no_grad`` with ``torch.multinomial``, each env's episode return summed, and a hand-written A2C
@@ -63,12 +63,8 @@ def rlrun_stepper(seed: int) -> Iterator[Callable[[int], None]]:
     itr = [0]
 
     def advance(iterations: int) -> None:
-        for _ in range(iterations):  # MinibatchRlBase.train's iteration, without the log rows
-            runner.agent.sample_mode(itr[0])
-            samples, traj_infos = runner.sampler.obtain_samples(itr[0])
-            runner.agent.train_mode(itr[0])
-            opt_info = runner.algo.optimize_agent(itr[0], samples)
-            runner.store_diagnostics(itr[0], traj_infos, opt_info)
+        for _ in range(iterations):
+            runner.train_iteration(itr[0])
             itr[0] += 1
 
     with tempfile.TemporaryDirectory() as tmp, logger.quiet_console():

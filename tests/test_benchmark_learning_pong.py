@@ -104,16 +104,24 @@ def test_cleanrl_ppo_flags_build_rlruns_ppo_with_cleanrls_learning_rate_schedule
     """The flags go through ``rlrun train``'s own parser and config, and PPO takes every keyword they set:
     the rate decays over CleanRL's 10M agent steps (40M frames), not over the run's 2.5M."""
     pytest.importorskip("ale_py", reason="the Pong config needs ALE")
-    import argparse
-
     from rlrun.algos.pg.ppo import PPO
-    from rlrun.cli.train import add_arguments, resolve_config
+    from rlrun.cli import build_parser
+    from rlrun.cli.train import resolve_config
 
     pong = load_script()
-    parser = argparse.ArgumentParser()
-    add_arguments(parser)
-    args = parser.parse_args(
-        ["--algo", "ppo", "--env", "pong", "--sampler", "cpu", "--steps", "2500000", *pong.ALGO_FLAGS["ppo-cleanrl"]]
+    args = build_parser().parse_args(
+        [
+            "train",
+            "--algo",
+            "ppo",
+            "--env",
+            "pong",
+            "--sampler",
+            "cpu",
+            "--steps",
+            "2500000",
+            *pong.ALGO_FLAGS["ppo-cleanrl"],
+        ]
     )
     _env, _source, config = resolve_config(args)
     algo = PPO(**config["algo"])

@@ -155,11 +155,7 @@ class MinibatchRlBase(BaseRunner):
                 for itr in range(self._start_itr, n_itr):
                     logger.set_iteration(itr)
                     with logger.prefix(f"itr #{itr} "):
-                        self.agent.sample_mode(itr)
-                        samples, traj_infos = self.sampler.obtain_samples(itr)
-                        self.agent.train_mode(itr)
-                        opt_info = self.algo.optimize_agent(itr, samples)
-                        self.store_diagnostics(itr, traj_infos, opt_info)
+                        self.train_iteration(itr)
                         if self._progress is not None:
                             self._progress.update(self.itr_batch_size, self.latest_return())
                         if not self._speed_reported:
@@ -180,6 +176,15 @@ class MinibatchRlBase(BaseRunner):
         logger.log("Training complete.")
         self.shutdown()
         return dict(self._last_diagnostics)
+
+    def train_iteration(self, itr: int) -> None:
+        """One iteration of :meth:`train`'s loop without its log rows, checkpoints or console: sample a batch,
+        optimise on it, keep its diagnostics. Benchmarks time exactly this (``benchmarks/a2c_floor.py``)."""
+        self.agent.sample_mode(itr)
+        samples, traj_infos = self.sampler.obtain_samples(itr)
+        self.agent.train_mode(itr)
+        opt_info = self.algo.optimize_agent(itr, samples)
+        self.store_diagnostics(itr, traj_infos, opt_info)
 
     def _stop_if_requested(self, stop: StopSignals, itr: int | None) -> None:
         """After a stop signal: the checkpoint of ``itr`` (the last finished iteration), then the exception."""

@@ -51,14 +51,9 @@ class A2C(PolicyGradientAlgo):
             initial_optim_state_dict=initial_optim_state_dict,
             gae_lambda=gae_lambda,
             normalize_advantage=normalize_advantage,
+            linear_lr_schedule=linear_lr_schedule,
             lr_schedule_steps=lr_schedule_steps,
         )
-        self.linear_lr_schedule = linear_lr_schedule
-        if lr_schedule_steps is not None and not linear_lr_schedule:
-            raise ValueError(
-                "lr_schedule_steps sets the length of the linear learning-rate schedule, which is off: pass "
-                "linear_lr_schedule=True with it, or leave lr_schedule_steps out."
-            )
 
     def optimize_agent(self, itr: int, samples: Any = None, sampler_itr: int | None = None) -> OptInfo:
         """One gradient step on the whole ``[T, B]`` batch."""

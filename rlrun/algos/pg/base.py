@@ -128,6 +128,7 @@ class PolicyGradientAlgo(RlAlgorithm):
         initial_optim_state_dict: dict[str, Any] | None,
         gae_lambda: float,
         normalize_advantage: bool,
+        linear_lr_schedule: bool = False,
         lr_schedule_steps: int | None = None,
     ) -> None:
         if not 0 <= discount <= 1:
@@ -150,6 +151,12 @@ class PolicyGradientAlgo(RlAlgorithm):
             raise ValueError(
                 f"lr_schedule_steps must be a positive number of env steps or None, got {lr_schedule_steps!r}."
             )
+        if lr_schedule_steps is not None and not linear_lr_schedule:
+            raise ValueError(
+                "lr_schedule_steps sets the length of the linear learning-rate schedule, which is off: pass "
+                "linear_lr_schedule=True with it, or leave lr_schedule_steps out."
+            )
+        self.linear_lr_schedule = linear_lr_schedule
         self.lr_schedule_steps = lr_schedule_steps
         self.update_counter = 0
 

@@ -74,6 +74,7 @@ class PPO(PolicyGradientAlgo):
             initial_optim_state_dict=initial_optim_state_dict,
             gae_lambda=gae_lambda,
             normalize_advantage=normalize_advantage,
+            linear_lr_schedule=linear_lr_schedule,
             lr_schedule_steps=lr_schedule_steps,
         )
         if minibatches < 1 or epochs < 1:
@@ -85,12 +86,6 @@ class PPO(PolicyGradientAlgo):
         self.minibatches = minibatches
         self.epochs = epochs
         self.ratio_clip = ratio_clip
-        self.linear_lr_schedule = linear_lr_schedule
-        if lr_schedule_steps is not None and not linear_lr_schedule:
-            raise ValueError(
-                "lr_schedule_steps sets the length of the linear learning-rate schedule, which is off: pass "
-                "linear_lr_schedule=True with it, or leave lr_schedule_steps out."
-            )
         self.anneal_ratio_clip = anneal_ratio_clip
         self.minibatch_advantage_norm = minibatch_advantage_norm
         self.value_clip = value_clip
