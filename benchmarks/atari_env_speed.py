@@ -7,7 +7,8 @@ process's CPU time, so other busy processes on the machine do not skew the ratio
 that equals wall-clock time. Raw and env take turns of ``--chunk`` seconds, so a disturbance hits
 both alike; each repeat is ``--seconds`` per side. Printed: frames/s of both per repeat, best and
 median, and the headline ratio: the median over adjacent turn pairs of env rate / raw rate.
-``--check`` exits with status 1 when that ratio is under ``--min-ratio``.
+``--check`` exits with status 1 when that ratio is under ``--min-ratio``. ``--frame-shape 84 84`` measures
+AtariEnv's area-averaged frames (``AtariEnv(frame_shape=(84, 84))``) instead of rlpyt's 104x80.
 
     python benchmarks/atari_env_speed.py --check
 """
@@ -96,15 +97,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chunk", type=float, default=0.25, help="CPU seconds of one raw or env turn")
     parser.add_argument("--check", action="store_true", help="exit 1 if the ratio is under --min-ratio")
     parser.add_argument("--min-ratio", type=float, default=0.90)
+    parser.add_argument(
+        "--frame-shape", type=int, nargs=2, metavar=("H", "W"), help="AtariEnv(frame_shape=(H, W)), e.g. 84 84"
+    )
     args = parser.parse_args(argv)
 
-    env = AtariEnv(args.game, frame_skip=args.frame_skip, repeat_action_probability=0.0)
+    frame_shape = None if args.frame_shape is None else tuple(args.frame_shape)
+    env = AtariEnv(args.game, frame_skip=args.frame_skip, repeat_action_probability=0.0, frame_shape=frame_shape)
     env.seed(0)
     actions = np.random.default_rng(0).integers(0, env.action_space.n, size=100_000)
     print(
         f"{args.game}, frame_skip {args.frame_skip}: {args.repeats} repeats of {args.seconds:g} CPU-s per side, "
         f"in alternating turns of {args.chunk:g} s; ALE from {ale_backend().name}, "
-        f"fast screen path: {env.uses_fast_screen}"
+        f"frames {env.frame_shape[0]}x{env.frame_shape[1]}, fast screen path: {env.uses_fast_screen}"
     )
     raw_loop, env_loop = RawAle(args.game, args.frame_skip, actions), EnvLoop(env, actions)
     raw_loop.run(0.2)  # warm-up: first frames, caches

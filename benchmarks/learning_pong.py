@@ -27,7 +27,7 @@ as in the published curves), so it checkpoints after every log row and a stopped
 - PPO with the rest of CleanRL's run (``--algo ppo-cleanrl``): the same, on the Nature network (32/64/64 channels,
   512 units) with orthogonal initialisation, advantages normalised per minibatch, the value loss clipped at 0.1
   and FIRE after each reset, and CleanRL's learning-rate schedule: linear to 0 over 40M frames, of which the
-  run trains the first 10M. What still differs: rlrun's frames are 104x80 (CleanRL's 84x84).
+  run trains the first 10M, and CleanRL's 84x84 frames (``AtariEnv(frame_shape=(84, 84))``).
 
 The report (``<out-dir>/<date>-<machine>-pong-<algo>.md`` and ``.png``) gives, at each log row, the average
 return of the last 100 training episodes (``MinibatchRl``'s ``log_traj_window``) against frames (agent steps
@@ -85,6 +85,9 @@ ALGO_FLAGS = {
         # curve is read at 10M frames, a quarter of the way down. (Runs before 2026-12-03 decayed it over the
         # run's own frames, so at 10M frames their rate had reached 0.)
         "--set", "algo.lr_schedule_steps=10000000",
+        # CleanRL's 84x84 frames: the whole screen shrunk by area averaging. (Runs before 2026-12-03 evening
+        # had rlpyt's 104x80, every other row and column.)
+        "--set", "env.frame_shape=(84,84)",
     ],
 }  # fmt: skip
 

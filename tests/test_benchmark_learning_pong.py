@@ -127,3 +127,16 @@ def test_cleanrl_ppo_flags_build_rlruns_ppo_with_cleanrls_learning_rate_schedule
     algo = PPO(**config["algo"])
     assert algo.lr_schedule_steps == 10_000_000 and algo.linear_lr_schedule and not algo.anneal_ratio_clip
     assert config["runner"]["n_steps"] == 2_500_000
+
+    # CleanRL's 84x84 frames reach AtariEnv, and the Nature network takes them
+    import torch
+
+    from rlrun.envs.atari import AtariEnv
+    from rlrun.models.pg.atari_ff_model import AtariFfModel
+
+    env = AtariEnv(**config["env"])
+    assert env.observation_space.shape == (4, 84, 84) and env.fire_on_reset
+    model = AtariFfModel(env.observation_space.shape, env.action_space.n, **config["model"])
+    assert model.conv.conv_out_size == 64 * 7 * 7  # 3136 features into the 512 units, as in the Nature paper
+    pi, value = model(torch.from_numpy(env.reset()[None]), None, None)
+    assert pi.shape == (1, env.action_space.n) and value.shape == (1,)

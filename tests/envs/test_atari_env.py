@@ -94,6 +94,48 @@ def test_taller_screens_give_taller_frames():
     assert env.reset().shape == (4, 109, 80)
 
 
+def area_average(image: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """Exact area averaging, by repeating pixels and averaging blocks (independent of the code under test)."""
+    (height, width), (h, w) = image.shape, shape
+    tall = np.repeat(image.astype(np.float64), h, axis=0).reshape(h, height, width).mean(axis=1)
+    return np.repeat(tall, w, axis=1).reshape(h, w, width).mean(axis=2)
+
+
+@pytest.mark.parametrize("game", ["pong", "pooyan"])
+def test_frame_shape_shrinks_the_max_of_the_last_two_full_screens(game):
+    env = AtariEnv(game, frame_shape=(84, 84), max_start_noops=0, episodic_lives=False)
+    assert env.observation_space == IntBox(0, 256, shape=(4, 84, 84), dtype="uint8")
+    assert env.frame_shape == (84, 84)
+    env.seed(0)
+    assert env.reset().shape == (4, 84, 84)
+    ref = reference_ale(env)
+    height, width = ref.getScreenDims()
+    first, last = np.empty((height, width), np.uint8), np.empty((height, width), np.uint8)
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        action = int(rng.integers(env.action_space.n))
+        ref.restoreState(env.ale.cloneState())
+        for _ in range(env.frame_skip - 1):
+            ref.act(env._action_codes[action])
+        ref.getScreenGrayscale(first)
+        ref.act(env._action_codes[action])
+        ref.getScreenGrayscale(last)
+        expected = area_average(np.maximum(first, last), (84, 84))
+        newest = env.step(action).observation[-1].astype(np.float64)
+        assert np.abs(newest - expected).max() <= 0.5 + 1e-3
+
+
+def test_frame_shape_takes_a_list_and_refuses_bad_shapes_with_the_fix():
+    assert AtariEnv("pong", frame_shape=[84, 84], num_img_obs=2).reset().shape == (2, 84, 84)  # as JSON gives it
+    assert AtariEnv("pong", frame_shape=(210, 160)).frame_shape == (210, 160)  # the whole screen, pooled only
+    assert AtariEnv("pong").frame_shape == (104, 80)
+    for bad in ((84,), (84.0, 84), (0, 84), 84, (True, 84)):
+        with pytest.raises(ValueError, match=r"frame_shape must be a \(height, width\) pair"):
+            AtariEnv("pong", frame_shape=bad)
+    with pytest.raises(ValueError, match=r"larger than the game's 210x160 screen.*at most \(210, 160\)"):
+        AtariEnv("pong", frame_shape=(84, 200))
+
+
 def test_frame_stack_is_oldest_first_and_fills_after_reset():
     env = AtariEnv("pong", num_img_obs=3, max_start_noops=0)
     previous = env.reset()

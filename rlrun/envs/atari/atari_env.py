@@ -6,6 +6,8 @@ frames of a step, in grayscale, downsampled by 2 (see :mod:`rlrun.envs.atari.scr
 ordered oldest first, newest last. A reset zero-fills the stack and puts the current frame last,
 so every observation that starts an episode (or a life, with ``episodic_lives``) looks alike, and a
 frame-based replay buffer that zeroes frames from before a reset rebuilds exactly these observations.
+``frame_shape=(84, 84)`` gives the frames of DQN's Nature paper and of Baselines' and CleanRL's
+wrappers instead: the whole screen shrunk by area averaging.
 """
 
 from __future__ import annotations
@@ -69,10 +71,33 @@ class AtariTrajInfo(TrajInfo):
         self.GameScore += float(getattr(env_info, "game_score", 0.0))
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
 def _check_int(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+    if not _is_int(value) or value < minimum:
         raise ValueError(f"AtariEnv: {name} must be an integer >= {minimum}, got {value!r}.")
     return int(value)
+
+
+def _check_frame_shape(game: str, value: Any, screen_shape: tuple[int, int]) -> tuple[int, int] | None:
+    """``None`` or a (height, width) pair no larger than the screen (a list, as JSON gives back, is fine)."""
+    if value is None:
+        return None
+    if not isinstance(value, (tuple, list)) or len(value) != 2 or not all(_is_int(v) and v >= 1 for v in value):
+        raise ValueError(
+            f"AtariEnv: frame_shape must be a (height, width) pair of positive integers such as (84, 84), "
+            f"or None for rlpyt's frames (104x80 on most games); got {value!r}."
+        )
+    height, width = int(value[0]), int(value[1])
+    if height > screen_shape[0] or width > screen_shape[1]:
+        raise ValueError(
+            f"AtariEnv({game!r}): frame_shape {(height, width)} is larger than the game's "
+            f"{screen_shape[0]}x{screen_shape[1]} screen; frames can only be shrunk. Pass a shape of at "
+            f"most {screen_shape}, or None."
+        )
+    return height, width
 
 
 class AtariEnv(Env):
@@ -88,6 +113,8 @@ class AtariEnv(Env):
     - A new game starts with a random number of no-op frames in ``[0, max_start_noops]``.
     - ``repeat_action_probability`` is ALE's sticky-action rate. ``seed(s)`` applies at the next
       reset: the same seed gives the same no-ops, sticky actions and observations.
+    - ``frame_shape`` None keeps rlpyt's frames (every other row and column: 104x80); a (height, width)
+      such as (84, 84) shrinks the whole screen to it by area averaging.
     """
 
     def __init__(
@@ -101,6 +128,7 @@ class AtariEnv(Env):
         max_start_noops: int = 30,
         repeat_action_probability: float = 0.0,
         horizon: int | None = 27000,
+        frame_shape: tuple[int, int] | None = None,
     ) -> None:
         if not isinstance(game, str):
             raise TypeError(f"AtariEnv: game must be a ROM name such as 'pong', got {game!r}.")
@@ -128,7 +156,9 @@ class AtariEnv(Env):
                 f"AtariEnv({game!r}): fire_on_reset=True, but this game has no FIRE action "
                 f"(its actions: {self.get_action_meanings()}). Pass fire_on_reset=False."
             )
-        self._pooler = FramePooler(self.ale, self._backend.screen_shape(self.ale), grayscale_palette())
+        screen_shape = self._backend.screen_shape(self.ale)
+        self._frame_shape = _check_frame_shape(game, frame_shape, screen_shape)
+        self._pooler = FramePooler(self.ale, screen_shape, grayscale_palette(), resize_to=self._frame_shape)
         self._pooler.verify_palette(game)  # loading ran ALE's reset frames, so the screen shows the game
         self._n_actions = len(self._action_codes)
         self._first_frames = range(self._frame_skip - 1)  # acts before the next-to-last frame is read
@@ -320,6 +350,11 @@ class AtariEnv(Env):
     def horizon(self) -> int | None:
         """Agent steps after which a game is cut (``traj_done`` and ``timeout``); None: no limit."""
         return self._horizon
+
+    @property
+    def frame_shape(self) -> tuple[int, int]:
+        """(height, width) of each frame in the observation: 104x80 on most games unless set."""
+        return self._pooler.frame_shape
 
     @property
     def uses_fast_screen(self) -> bool:
