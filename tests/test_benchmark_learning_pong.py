@@ -128,12 +128,19 @@ def test_cleanrl_ppo_flags_build_rlruns_ppo_with_cleanrls_learning_rate_schedule
     assert algo.lr_schedule_steps == 10_000_000 and algo.linear_lr_schedule and not algo.anneal_ratio_clip
     assert config["runner"]["n_steps"] == 2_500_000
 
-    # CleanRL's 84x84 frames reach AtariEnv, and the Nature network takes them
+
+def test_cleanrl_ppo_flags_give_84x84_frames_that_the_nature_network_takes():
+    pytest.importorskip("ale_py", reason="the Pong config needs ALE")
     import torch
 
+    from rlrun.cli import build_parser
+    from rlrun.cli.train import resolve_config
     from rlrun.envs.atari import AtariEnv
     from rlrun.models.pg.atari_ff_model import AtariFfModel
 
+    pong = load_script()
+    args = build_parser().parse_args(["train", "--algo", "ppo", "--env", "pong", *pong.ALGO_FLAGS["ppo-cleanrl"]])
+    _env, _source, config = resolve_config(args)
     env = AtariEnv(**config["env"])
     assert env.observation_space.shape == (4, 84, 84) and env.fire_on_reset
     model = AtariFfModel(env.observation_space.shape, env.action_space.n, **config["model"])

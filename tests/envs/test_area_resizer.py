@@ -48,3 +48,27 @@ def test_halving_averages_two_by_two_blocks_and_constants_stay():
 def test_refuses_to_enlarge():
     with pytest.raises(ValueError, match="shrink"):
         AreaResizer((210, 160), (220, 84))
+
+
+def test_copies_pickles_and_any_out_layout_give_the_same_frame():
+    import copy
+    import pickle
+
+    rng = np.random.default_rng(1)
+    images = [rng.integers(0, 256, (210, 160), dtype=np.uint8) for _ in range(2)]
+    resize = AreaResizer((210, 160), (84, 84))
+    expected = np.empty((84, 84), np.uint8)
+    resize(images[1], expected)
+    for clone in (copy.deepcopy(resize), pickle.loads(pickle.dumps(resize))):
+        out = np.empty((84, 84), np.uint8)
+        clone(images[0], out)  # a severed buffer would leave the previous frame's result
+        clone(images[1], out)
+        np.testing.assert_array_equal(out, expected)
+    strided = np.zeros((84, 2, 84), np.uint8)[:, :, :42]  # 7,056 elements that no reshape can view
+    resize(images[1], strided)
+    np.testing.assert_array_equal(strided.reshape(84, 84), expected)
+    transposed = np.zeros((84, 84), np.uint8).T
+    resize(images[1], transposed)
+    np.testing.assert_array_equal(transposed, expected)
+    with pytest.raises(TypeError, match="uint8"):
+        resize(images[1], np.empty((84, 84), np.float32))

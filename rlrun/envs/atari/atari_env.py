@@ -1,13 +1,13 @@
 """Atari 2600 games on the Arcade Learning Environment, with rlpyt's observation convention.
 
-Observations are ``uint8[num_img_obs, 104, 80]`` (a few games with taller screens give taller
+Observations are by default ``uint8[num_img_obs, 104, 80]`` (a few games with taller screens give taller
 frames, e.g. 124x80 for a 250-row screen): each frame is the pixelwise max of the last two raw
 frames of a step, in grayscale, downsampled by 2 (see :mod:`rlrun.envs.atari.screen`); frames are
 ordered oldest first, newest last. A reset zero-fills the stack and puts the current frame last,
 so every observation that starts an episode (or a life, with ``episodic_lives``) looks alike, and a
 frame-based replay buffer that zeroes frames from before a reset rebuilds exactly these observations.
-``frame_shape=(84, 84)`` gives the frames of DQN's Nature paper and of Baselines' and CleanRL's
-wrappers instead: the whole screen shrunk by area averaging.
+``frame_shape=(84, 84)`` gives frames of the shape that DQN's Nature paper and Baselines' and CleanRL's
+wrappers use instead: the whole screen shrunk by area averaging.
 """
 
 from __future__ import annotations
@@ -81,8 +81,8 @@ def _check_int(name: str, value: Any, minimum: int) -> int:
     return int(value)
 
 
-def _check_frame_shape(game: str, value: Any, screen_shape: tuple[int, int]) -> tuple[int, int] | None:
-    """``None`` or a (height, width) pair no larger than the screen (a list, as JSON gives back, is fine)."""
+def _check_frame_shape(value: Any) -> tuple[int, int] | None:
+    """``None`` or a (height, width) pair of positive integers (a list, as JSON gives it back, is fine)."""
     if value is None:
         return None
     if not isinstance(value, (tuple, list)) or len(value) != 2 or not all(_is_int(v) and v >= 1 for v in value):
@@ -90,14 +90,16 @@ def _check_frame_shape(game: str, value: Any, screen_shape: tuple[int, int]) -> 
             f"AtariEnv: frame_shape must be a (height, width) pair of positive integers such as (84, 84), "
             f"or None for rlpyt's frames (104x80 on most games); got {value!r}."
         )
-    height, width = int(value[0]), int(value[1])
-    if height > screen_shape[0] or width > screen_shape[1]:
+    return int(value[0]), int(value[1])
+
+
+def _check_fits(game: str, frame_shape: tuple[int, int] | None, screen_shape: tuple[int, int]) -> None:
+    if frame_shape is not None and (frame_shape[0] > screen_shape[0] or frame_shape[1] > screen_shape[1]):
         raise ValueError(
-            f"AtariEnv({game!r}): frame_shape {(height, width)} is larger than the game's "
+            f"AtariEnv({game!r}): frame_shape {frame_shape} is larger than the game's "
             f"{screen_shape[0]}x{screen_shape[1]} screen; frames can only be shrunk. Pass a shape of at "
-            f"most {screen_shape}, or None."
+            f"most {tuple(screen_shape)}, or None."
         )
-    return height, width
 
 
 class AtariEnv(Env):
@@ -137,6 +139,7 @@ class AtariEnv(Env):
         self._num_img_obs = _check_int("num_img_obs", num_img_obs, 1)
         self._max_start_noops = _check_int("max_start_noops", max_start_noops, 0)
         self._horizon = None if horizon is None else _check_int("horizon", horizon, 1)
+        self._frame_shape = _check_frame_shape(frame_shape)
         if not 0.0 <= float(repeat_action_probability) <= 1.0:
             raise ValueError(
                 f"AtariEnv: repeat_action_probability must lie in [0, 1], got {repeat_action_probability!r}."
@@ -157,7 +160,7 @@ class AtariEnv(Env):
                 f"(its actions: {self.get_action_meanings()}). Pass fire_on_reset=False."
             )
         screen_shape = self._backend.screen_shape(self.ale)
-        self._frame_shape = _check_frame_shape(game, frame_shape, screen_shape)
+        _check_fits(game, self._frame_shape, screen_shape)
         self._pooler = FramePooler(self.ale, screen_shape, grayscale_palette(), resize_to=self._frame_shape)
         self._pooler.verify_palette(game)  # loading ran ALE's reset frames, so the screen shows the game
         self._n_actions = len(self._action_codes)
@@ -358,5 +361,6 @@ class AtariEnv(Env):
 
     @property
     def uses_fast_screen(self) -> bool:
-        """True when frames come from palette indices and the measured gray table (the fast path)."""
+        """True when frames come from palette indices and the measured gray table (the fast path);
+        always False with a ``frame_shape`` of its own, which reads whole gray screens."""
         return self._pooler.uses_palette
