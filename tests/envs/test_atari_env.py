@@ -94,15 +94,8 @@ def test_taller_screens_give_taller_frames():
     assert env.reset().shape == (4, 109, 80)
 
 
-def area_average(image: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
-    """Exact area averaging, by repeating pixels and averaging blocks (independent of the code under test)."""
-    (height, width), (h, w) = image.shape, shape
-    tall = np.repeat(image.astype(np.float64), h, axis=0).reshape(h, height, width).mean(axis=1)
-    return np.repeat(tall, w, axis=1).reshape(h, w, width).mean(axis=2)
-
-
 @pytest.mark.parametrize("game", ["pong", "air_raid"])  # air_raid: a 250-row screen and a PAL palette
-def test_frame_shape_shrinks_the_max_of_the_last_two_full_screens(game):
+def test_frame_shape_shrinks_the_max_of_the_last_two_full_screens(game, area_average):
     env = AtariEnv(game, frame_shape=(84, 84), max_start_noops=0, episodic_lives=False)
     assert env.observation_space == IntBox(0, 256, shape=(4, 84, 84), dtype="uint8")
     assert env.frame_shape == (84, 84)

@@ -113,15 +113,13 @@ class AreaResizer:
         self._image_blocks = self._image.reshape(row_groups, height // row_groups, width)
         self._tall = np.empty((row_groups, h // row_groups, width), np.float32)  # rows done: [h, W]
         self._small = np.empty((h, w), np.float32)  # both done
-        # The column pass as 2-D products ([h * g, W/g] @ [W/g, w/g]), one call each, in chunks of rows
-        # small enough that OpenBLAS keeps each on one thread (it may spread a product of more than
-        # 262,144 multiply-adds over every core, which a sampler's workers would fight over).
-        tall_2d = self._tall.reshape(h * col_groups, width // col_groups)
-        small_2d = self._small.reshape(h * col_groups, w // col_groups)
-        chunk = max(1, 262_144 // cols_t.size)
-        self._column_products = [
-            (tall_2d[i : i + chunk], cols_t, small_2d[i : i + chunk]) for i in range(0, len(tall_2d), chunk)
-        ]
+        # The column pass as one 2-D product, [h * g, W/g] @ [W/g, w/g]: half the time of a batch of h
+        # small ones. numpy's OpenBLAS keeps a product this narrow on one thread (CPU time = wall time
+        # up to 840k multiply-adds, measured; a 500x500x500 product used both cores), so sampler
+        # workers do not fight over BLAS threads.
+        self._tall_2d = self._tall.reshape(h * col_groups, width // col_groups)
+        self._small_2d = self._small.reshape(h * col_groups, w // col_groups)
+        self._cols_t = cols_t
 
     def __call__(self, image: np.ndarray, out: np.ndarray) -> None:
         """Write the resized ``image`` into ``out``: uint8, ``h * w`` elements in any shape (flat or ``[h, w]``)."""
@@ -129,8 +127,7 @@ class AreaResizer:
             raise TypeError(f"AreaResizer: out must be a uint8 array, got {out.dtype}.")
         np.copyto(self._image, image)
         np.matmul(self._rows, self._image_blocks, out=self._tall)
-        for tall, cols_t, small in self._column_products:
-            np.matmul(tall, cols_t, out=small)
+        np.matmul(self._tall_2d, self._cols_t, out=self._small_2d)
         np.add(self._small, 0.5, out=self._small)  # the cast below truncates: this rounds
         np.copyto(out, self._small.reshape(out.shape), casting="unsafe")
 
@@ -169,7 +166,7 @@ class FramePooler:
         if self._resizer is not None:
             # The whole screens are needed, and reading palette indices and translating them is no
             # cheaper than reading them gray (about 30 us for both screens), so there is no fast path.
-            self._use_gray_resized(self._resizer)
+            self._pool_gray(functools.partial(self._resizer, self._screens[0]))
         elif palette is not None and self.screen_shape[1] % 2 == 0:
             self._use_palette(palette)
         else:
@@ -206,20 +203,11 @@ class FramePooler:
         self.pool_into = pool_into
 
     def _use_gray(self) -> None:
-        self._palette = None
-        read_gray = self._ale.getScreenGrayscale
-        first, last = self._screens
-        first_kept = downsample(first)
+        kept = downsample(self._screens[0])
+        self._pool_gray(lambda out: np.copyto(out.reshape(kept.shape), kept))  # out may be flat
 
-        def pool_into(out: np.ndarray) -> None:
-            read_gray(last)
-            np.maximum(first, last, out=first)
-            np.copyto(out.reshape(first_kept.shape), first_kept)  # out may be flat
-
-        self.grab_first = functools.partial(read_gray, first)
-        self.pool_into = pool_into
-
-    def _use_gray_resized(self, resize: AreaResizer) -> None:
+    def _pool_gray(self, shrink_into: Callable[[np.ndarray], None]) -> None:
+        """Read gray screens; pool the two into the first, which ``shrink_into(out)`` turns into the frame."""
         self._palette = None
         read_gray = self._ale.getScreenGrayscale
         first, last = self._screens
@@ -227,7 +215,7 @@ class FramePooler:
         def pool_into(out: np.ndarray) -> None:
             read_gray(last)
             np.maximum(first, last, out=first)
-            resize(first, out)
+            shrink_into(out)
 
         self.grab_first = functools.partial(read_gray, first)
         self.pool_into = pool_into
