@@ -168,13 +168,16 @@ class Gaussian(Distribution):
         self.noise_clip = noise_clip
 
     def set_std(self, std: float | Sequence[float] | torch.Tensor | None) -> None:
-        """Fix the std (one value or one per dim); None uses ``dist_info.log_std`` instead."""
+        """Fix the std (one value or one per dim); None uses ``dist_info.log_std`` instead.
+
+        A std of 0 makes ``sample`` return the mean (squashed or clipped as set): rlpyt's way to act
+        deterministically, e.g. ``SacAgent(pretrain_std=0.0)``. Likelihoods are undefined there."""
         if std is None:
             self.std = None
             return
         std = torch.as_tensor(std, dtype=torch.float32).detach()
         if std.numel() not in (1, self.dim):
             raise ValueError(f"Gaussian(dim={self.dim}): std needs 1 or {self.dim} values, got {std.numel()}.")
-        if not torch.all(std > 0):
-            raise ValueError(f"Gaussian: std must be positive, got {std.tolist()}.")
+        if not torch.all(std >= 0):
+            raise ValueError(f"Gaussian: std must be >= 0 (0 samples the mean), got {std.tolist()}.")
         self.std = std.reshape(-1) if std.numel() == self.dim else std.reshape(())

@@ -34,8 +34,8 @@ def play_episodes(agent: Any, env: Any, n_episodes: int = 1, itr: int = 0, max_s
     episode_return, episode_steps = 0.0, 0
     while len(returns) < n_episodes:
         with torch.no_grad():
-            agent_step = agent.step(obs_pyt, act_pyt, rew_pyt)
-        action[:] = numpify_buffer(agent_step.action)
+            action_pyt, _ = agent.step(obs_pyt, act_pyt, rew_pyt)
+        action[:] = numpify_buffer(action_pyt)
         o, r, done, _ = env.step(action[0])
         episode_return += float(r)
         episode_steps += 1

@@ -72,7 +72,8 @@ class BaseSampler:
                 "eval_n_envs > 0 needs eval_max_steps: the most env steps one evaluation may take in "
                 "total, a safety cap (episodes still running at the cap are not counted)."
             )
-        if eval_max_trajectories is not None and int(eval_max_trajectories) < 1:
+        # With no eval envs nothing is evaluated, so any cap is moot: rlpyt scripts often pass 0 there.
+        if eval_n_envs > 0 and eval_max_trajectories is not None and int(eval_max_trajectories) < 1:
             raise ValueError(f"eval_max_trajectories must be at least 1 or None, got {eval_max_trajectories}.")
         self.EnvCls = EnvCls
         self.env_kwargs = dict(env_kwargs or {})

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from rlrun.samplers.collections import AgentSamples, AgentSamplesBsv, BatchSpec, EnvSamples, Samples
-from rlrun.utils.buffer import buffer_from_example, buffer_method, torchify_buffer
+from rlrun.utils.buffer import buffer_from_example, buffer_func, buffer_method, torchify_buffer
 from rlrun.utils.collections import AttrDict
 
 __all__ = ["build_samples_buffer", "get_example_outputs"]
@@ -27,7 +27,9 @@ def get_example_outputs(agent: Any, env: Any, examples: dict | None = None, subp
     agent.reset()
     inputs = (_as_array(observation), _as_array(action), reward)
     batched = [buffer_method(torchify_buffer(x), "unsqueeze", 0) for x in inputs]
-    action_out, agent_info = agent.step(*batched)[0]
+    # Unpacked, not read by field: an agent's ``step`` may return rlpyt's plain ``(action, agent_info)``.
+    action_out, agent_info = agent.step(*batched)
+    action_out, agent_info = action_out[0], buffer_func(agent_info, _first_row)
     agent.reset()
     outputs = AttrDict(
         observation=observation,
@@ -41,6 +43,10 @@ def get_example_outputs(agent: Any, env: Any, examples: dict | None = None, subp
         return outputs
     examples.update(outputs)
     return examples
+
+
+def _first_row(x: Any) -> Any:
+    return x[0]
 
 
 def _as_array(x: Any) -> Any:

@@ -231,9 +231,9 @@ class ResetCollector(DecorrelatingStartCollector):
         env_infos: list[Any] = [None] * len(envs)
         for t in range(self.batch_T):
             env_buf.observation[t] = observation
-            agent_step = self.agent.step(obs_pyt, act_pyt, rew_pyt)
-            action[:] = numpify_buffer(agent_step.action)  # act_pyt views the same memory
-            agent_info = numpify_buffer(agent_step.agent_info)
+            action_pyt, agent_info_pyt = self.agent.step(obs_pyt, act_pyt, rew_pyt)  # AgentStep or a 2-tuple
+            action[:] = numpify_buffer(action_pyt)  # act_pyt views the same memory
+            agent_info = numpify_buffer(agent_info_pyt)
             where = f"step() at itr {itr}, t {t}"
             for b, env in enumerate(envs):
                 if need_reset[b]:  # waiting for the batch end: filler step
@@ -421,9 +421,9 @@ class EvalCollector(BaseEvalCollector):
         for t in range(self.max_T):
             if not active.any() or (stop_eval is not None and stop_eval.value):
                 break
-            agent_step = self.agent.step(obs_pyt, act_pyt, rew_pyt)
-            action[:] = numpify_buffer(agent_step.action)
-            agent_info = numpify_buffer(agent_step.agent_info)
+            action_pyt, agent_info_pyt = self.agent.step(obs_pyt, act_pyt, rew_pyt)  # AgentStep or a 2-tuple
+            action[:] = numpify_buffer(action_pyt)
+            agent_info = numpify_buffer(agent_info_pyt)
             where = f"evaluation step() at itr {itr}, t {t}"
             done[:] = False
             for b in np.flatnonzero(active).tolist():

@@ -27,17 +27,20 @@ class FloatBox(Box):
         if not np.issubdtype(np.dtype(dtype), np.floating):
             raise ValueError(f"FloatBox needs a floating dtype, got {dtype!r}; use IntBox for integers.")
         super().__init__(low, high, shape=shape, dtype=dtype, null_value=null_value)
+        # Bounds are arrays of the box's shape, so ``space.high[0]`` works whatever form they came in
+        # (scalars with ``shape=`` are a common way to declare a box).
+        self.low = np.broadcast_to(np.asarray(self.low, dtype=self.dtype), self.shape).copy()
+        self.high = np.broadcast_to(np.asarray(self.high, dtype=self.dtype), self.shape).copy()
 
     def sample(self) -> np.ndarray:
-        """Uniform where both bounds are finite, standard normal elsewhere; a scalar for shape ``()``."""
-        low = np.broadcast_to(self.low, self.shape)
-        high = np.broadcast_to(self.high, self.shape)
+        """Uniform where both bounds are finite, standard normal elsewhere; an array of ``shape`` (0-d for ``()``)."""
+        low, high = self.low, self.high
         bounded = np.isfinite(low) & np.isfinite(high)
         out = self.rng.standard_normal(self.shape)
         out = np.where(
             bounded, self.rng.uniform(np.where(bounded, low, 0), np.where(bounded, high, 1), self.shape), out
         )
-        return out.astype(self.dtype)[()]
+        return np.asarray(out, dtype=self.dtype)
 
     def mismatch(self, value: Any, check_bounds: bool = False) -> str | None:
         """Shape and dtype must match; bounds are only checked with ``check_bounds`` (envs often

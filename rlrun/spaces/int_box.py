@@ -24,7 +24,7 @@ class IntBox(Box):
         low: Any,
         high: Any,
         shape: int | Sequence[int] | None = None,
-        dtype: DTypeLike = "int64",
+        dtype: DTypeLike = "int32",
         null_value: Any = None,
     ) -> None:
         if not np.issubdtype(np.dtype(dtype), np.integer) and np.dtype(dtype) != np.bool_:
@@ -46,8 +46,8 @@ class IntBox(Box):
         return int(self.high) - int(self.low)
 
     def sample(self) -> np.ndarray:
-        """An array of ``shape`` (a numpy scalar when shape is ``()``)."""
-        return self.rng.integers(self.low, self.high, size=self.shape, dtype=self.dtype, endpoint=False)[()]
+        """An array of ``shape``, 0-d when shape is ``()``, so ``torch.from_numpy`` takes any sample."""
+        return np.asarray(self.rng.integers(self.low, self.high, size=self.shape, dtype=self.dtype, endpoint=False))
 
     def mismatch(self, value: Any) -> str | None:
         if self._int_bounds is not None and type(value) in _SCALAR_INTS:

@@ -130,8 +130,17 @@ def test_clip_and_squash_together_are_refused():
 def test_std_of_the_wrong_size_or_sign_is_refused():
     with pytest.raises(ValueError, match="1 or 3 values"):
         Gaussian(3, std=[0.1, 0.2])
-    with pytest.raises(ValueError, match="positive"):
-        Gaussian(3, std=0.0)
+    with pytest.raises(ValueError, match=">= 0"):
+        Gaussian(3, std=-0.1)
+
+
+def test_zero_std_samples_the_squashed_mean_as_rlpyt_did_for_deterministic_acting():
+    mean = torch.tensor([[0.3, -2.0], [1.5, 0.0]])
+    dist = Gaussian(2, squash=2.0)
+    dist.set_std(0.0)
+    dist_info = DistInfoStd(mean=mean, log_std=torch.zeros_like(mean))
+    assert torch.equal(dist.sample(dist_info), 2.0 * torch.tanh(mean))
+    assert torch.equal(dist.sample(dist_info, uniform=torch.rand(2, 2)), 2.0 * torch.tanh(mean))
 
 
 def test_sample_refuses_a_mean_of_the_wrong_size():

@@ -61,9 +61,9 @@ def test_unit_box_env_is_returned_unwrapped():
 
 def test_make_rescales_pendulum_torque_and_can_leave_it():
     rescaled = make("Pendulum-v1")
-    assert float(rescaled.action_space.low) == -1 and float(rescaled.action_space.high) == 1
+    assert rescaled.action_space.low.tolist() == [-1] and rescaled.action_space.high.tolist() == [1]
     raw = make("Pendulum-v1", rescale_action=False)
-    assert float(raw.action_space.low) == -2 and float(raw.action_space.high) == 2
+    assert raw.action_space.low.tolist() == [-2] and raw.action_space.high.tolist() == [2]
 
 
 def test_make_rescaled_pendulum_applies_full_torque_at_one():

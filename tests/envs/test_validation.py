@@ -80,7 +80,7 @@ def test_declared_461_features_but_365_returned_raises_one_error_naming_everythi
 def test_float_observation_into_integer_space_raises():
     env = ScriptedEnv(IntBox(0, 10, shape=3), np.zeros(3))
 
-    with pytest.raises(EnvValidationError, match="dtype float64 cannot be stored in the declared integer dtype int64"):
+    with pytest.raises(EnvValidationError, match="dtype float64 cannot be stored in the declared integer dtype int32"):
         validate_env(env)
 
 

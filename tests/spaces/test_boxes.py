@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from rlrun.spaces import FloatBox, IntBox
 
@@ -13,7 +14,7 @@ def test_intbox_high_is_exclusive():
     samples = {int(space.sample()) for _ in range(200)}
 
     assert samples == {0, 1, 2}
-    assert space.n == 3 and space.shape == () and space.dtype == np.int64
+    assert space.n == 3 and space.shape == () and space.dtype == np.int32  # rlpyt's default
     assert space.contains(2) and not space.contains(3) and not space.contains(-1)
 
 
@@ -100,7 +101,19 @@ def test_seeded_boxes_sample_the_same_values():
     assert not np.array_equal(c.sample(), d.sample())
 
 
-def test_scalar_boxes_sample_numpy_scalars_like_their_null_value():
-    assert type(IntBox(0, 4).sample()) is np.int64
-    assert type(FloatBox(0, 1).sample()) is np.float32
-    assert type(FloatBox(0, 1).null_value()) is np.float32
+def test_scalar_boxes_sample_zero_dim_arrays_that_torch_takes():
+    """rlpyt's samples are arrays even for shape (): user code calls ``torch.from_numpy`` on them."""
+    int_sample, float_sample = IntBox(0, 4).sample(), FloatBox(0, 1).sample()
+    assert isinstance(int_sample, np.ndarray) and int_sample.shape == () and int_sample.dtype == np.int32
+    assert isinstance(float_sample, np.ndarray) and float_sample.shape == () and float_sample.dtype == np.float32
+    assert torch.from_numpy(int_sample).dtype == torch.int32
+    assert torch.from_numpy(float_sample).dtype == torch.float32
+
+
+def test_floatbox_bounds_broadcast_to_its_shape():
+    """``FloatBox(low, high, shape=2)`` has array bounds, so ``space.high[0]`` works as in rlpyt."""
+    space = FloatBox(-1.0, 2.0, shape=2)
+    assert space.low.shape == (2,) and space.high.shape == (2,)
+    assert space.high[0] == 2.0 and space.low[1] == -1.0 and space.high.dtype == np.float32
+    per_element = FloatBox(np.array([-1.0, -2.0]), np.array([1.0, 2.0]))
+    assert per_element.shape == (2,) and per_element.high[1] == 2.0

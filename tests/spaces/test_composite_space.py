@@ -24,7 +24,7 @@ def test_composite_values_are_namedarraytuples_of_its_fields():
     assert is_namedarraytuple(sample) and sample._fields == ("position", "mode")
     assert space.names == ("position", "mode")
     assert space.shape == ((2,), ()) and space.shape.position == (2,)
-    assert space.dtype.mode == np.int64
+    assert space.dtype.mode == np.int32
     assert space.contains(sample) and space.contains(Obs(np.zeros(2), 2))
     null = space.null_value()
     assert null.position.tolist() == [0.0, 0.0] and null.mode == 0

@@ -18,7 +18,7 @@ def test_float_box_becomes_float32_floatbox_unless_told_otherwise():
     kept = from_gym_space(gym_space, force_float32=False)
 
     assert isinstance(space, FloatBox) and space.shape == (2, 3) and space.dtype == np.float32
-    assert (space.low, space.high) == (-2.0, 3.0)
+    assert (space.low == -2.0).all() and (space.high == 3.0).all() and space.low.shape == (2, 3)
     assert kept.dtype == np.float64 and to_gym_space(kept) == gym_space
 
 

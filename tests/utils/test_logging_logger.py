@@ -90,7 +90,8 @@ def test_dump_tabular_clears_the_row_and_returns_empty_when_nothing_recorded():
     assert logger.dump_tabular() == {}
 
 
-def test_progress_csv_keeps_first_columns_warns_once_for_late_key_and_leaves_missing_keys_empty(tmp_path):
+def test_progress_csv_adds_a_column_for_a_late_key_with_earlier_rows_blank(tmp_path):
+    """rlpyt rewrote the header for a key first recorded late; nothing a user records may be lost."""
     path = tmp_path / "progress.csv"
     logger.add_tabular_output(str(path))
     logger.record_tabular("Iteration", 0)
@@ -98,15 +99,39 @@ def test_progress_csv_keeps_first_columns_warns_once_for_late_key_and_leaves_mis
     logger.dump_tabular()
     logger.record_tabular("Iteration", 1)
     logger.record_tabular("Late", 5)
-    with pytest.warns(logger.ProgressColumnWarning, match="'Late'"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         logger.dump_tabular()
     logger.record_tabular("Iteration", 2)
     logger.record_tabular("Late", 6)
     logger.record_tabular("Loss", 0.125)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        logger.dump_tabular()  # no second warning for the same key
-    assert read_csv(path) == [["Iteration", "Loss"], ["0", "0.25"], ["1", ""], ["2", "0.125"]]
+    logger.record_tabular("Later", "x,y")  # a cell that needs quoting survives the rewrite
+    logger.dump_tabular()
+    assert read_csv(path) == [
+        ["Iteration", "Loss", "Late", "Later"],
+        ["0", "0.25", "", ""],
+        ["1", "", "5", ""],
+        ["2", "0.125", "6", "x,y"],
+    ]
+    assert not (tmp_path / "progress.csv.rewrite").exists()
+
+
+def test_progress_csv_rewinds_past_a_column_added_after_the_checkpoint(tmp_path):
+    path = tmp_path / "progress.csv"
+    out = CsvOutput(str(path))
+    out.write_row(dict(a=1))
+    saved = out.state()
+    out.write_row(dict(a=2, b=7))  # after the checkpoint: a new column
+    out.close()
+    resumed = CsvOutput(str(path), append=True)
+    assert resumed.columns == ["a", "b"] and resumed.state()["rows"] == 2
+    assert resumed.rewind(saved)
+    resumed.write_row(dict(a=3))
+    resumed.close()
+    assert path.read_text().splitlines() == ["a", "1", "3"]
+    stale = dict(saved, columns=["a", "zzz"])  # names a column this file never had: another file
+    assert not CsvOutput(str(path), append=True).rewind(stale)
+    assert path.read_text().splitlines() == ["a", "1", "3"]
 
 
 def test_csv_cells_round_trip_floats_and_write_nan(tmp_path):

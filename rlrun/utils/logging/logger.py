@@ -12,9 +12,9 @@ With no :func:`~rlrun.utils.logging.context.logger_context` open, everything goe
 and snapshots are not saved. A context pushes a fresh logger state (its own files, snapshot folder and
 TensorBoard writer) and restores the previous one on exit, so runs can follow or nest in one process.
 
-``progress.csv`` keeps the columns of its first row: a key first recorded in a later row is dropped
-from the file (with one :class:`ProgressColumnWarning` per key), and a column missing from a row is
-left empty. Record every key from the first dump on (``nan`` where there is no value yet).
+``progress.csv`` gets a column for every key ever recorded: a key first recorded in a later row adds a
+column at the end (the header is rewritten, earlier rows have empty cells there), and a column missing
+from a row is left empty.
 
 The console table is shorter than the row: it leaves out ``nan`` values and the keys recorded with
 ``console=False`` (the runners record their detail that way), while ``progress.csv`` and TensorBoard
@@ -31,7 +31,6 @@ import math
 import numbers
 import os
 import sys
-import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -47,10 +46,6 @@ SNAPSHOT_MODES = ("none", "last", "all", "gap", "last+gap")
 MISC_STATS = ("Average", "Std", "Median", "Min", "Max")
 
 _COLORS = {"gray": 30, "red": 31, "green": 32, "yellow": 33, "blue": 34, "magenta": 35, "cyan": 36, "white": 37}
-
-
-class ProgressColumnWarning(UserWarning):
-    """A key was recorded after ``progress.csv`` fixed its columns, so the file does not hold it."""
 
 
 @dataclass
@@ -447,8 +442,7 @@ def remove_tabular_output(file_name: str) -> None:
 def hold_tabular_output(file_name: str) -> None:
     """Stop writing rows to the CSV output ``file_name`` but keep it open.
 
-    :func:`add_tabular_output` with the same name resumes appending to the same file, whose columns stay
-    those of its first row (e.g. to hold an evaluation's ``progress.csv`` while training logs elsewhere).
+    :func:`add_tabular_output` with the same name resumes appending to the same file (e.g. to hold an evaluation's ``progress.csv`` while training logs elsewhere).
     """
     path = os.path.abspath(file_name)
     out = _state.csv_outputs.pop(path, None)
@@ -500,13 +494,9 @@ def dump_tabular(with_prefix: bool = True) -> dict[str, Any]:
         _emit(line_prefix + line, console=True)
     for out in () if _state.tabular_disabled else _state.csv_outputs.values():
         _state.started = True
-        for key in out.write_row(row):
-            message = (
-                f"Tabular key {key!r} was first recorded after {out.path} fixed its columns, so it is not "
-                "written there. Record it from the first dump_tabular() on (nan until it has a value)."
-            )
-            warnings.warn(message, ProgressColumnWarning, stacklevel=2)
-            log(f"WARNING: {message}")
+        added = out.write_row(row)
+        if added:
+            log(f"{out.path}: new column(s) {', '.join(added)}; earlier rows have empty cells there.", console=False)
     writer = _state.summary_writer
     if writer is not None:
         for key, value in row.items():

@@ -155,8 +155,8 @@ class GpuSamplerBase(ParallelSamplerBase):
                     held = None
                 self._use(group.agent_state)
                 self._reset_done(group.rows, step.done, reset_every_step or t == 0)
-                agent_step = agent.step(*(x[group.rows] for x in self.agent_inputs))
-                action, agent_info = numpify_buffer(agent_step.action), numpify_buffer(agent_step.agent_info)
+                action_pyt, agent_info_pyt = agent.step(*(x[group.rows] for x in self.agent_inputs))
+                action, agent_info = numpify_buffer(action_pyt), numpify_buffer(agent_info_pyt)
                 step.action[group.rows] = action
                 if agent_info is not None:
                     step.agent_info[group.rows] = agent_info
@@ -201,10 +201,10 @@ class GpuSamplerBase(ParallelSamplerBase):
             if not active:
                 break
             self._reset_done(slice(None), step.done, True)
-            agent_step = agent.step(*self.eval_agent_inputs)
-            step.action[:] = numpify_buffer(agent_step.action)
+            action_pyt, agent_info_pyt = agent.step(*self.eval_agent_inputs)
+            step.action[:] = numpify_buffer(action_pyt)
             if step.agent_info is not None:
-                step.agent_info[:] = numpify_buffer(agent_step.agent_info)
+                step.agent_info[:] = numpify_buffer(agent_info_pyt)
             pool.send_actions(active)
         return [reports[rank] for rank in range(self.n_worker)]
 
