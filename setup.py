@@ -49,6 +49,7 @@ setup(
     license="MIT",
     python_requires=">=3.10",
     packages=find_packages(include=["rlrun", "rlrun.*"]),
+    package_data={"rlrun.compat": ["*.json"]},  # rlpyt's star-import names, read at import
     install_requires=CORE,
     extras_require=EXTRAS,
     entry_points={"console_scripts": ["rlrun = rlrun.cli:main"]},

@@ -10,7 +10,11 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from rlrun.compat.star_imports import install as _install_rlpyt_star_imports
+
 __version__ = "0.1.0"
+
+_install_rlpyt_star_imports()  # the edge: rlpyt's star imports (rlrun.compat); the core never imports it
 
 _EXPORTS = {
     "make": "rlrun.envs.gym",
