@@ -10,10 +10,10 @@ import torch
 from rlrun.agents.base import AgentInputs
 from rlrun.algos.base import RlAlgorithm
 from rlrun.algos.optim import make_optimizer
-from rlrun.algos.utils import generalized_advantage_estimation, generalized_advantage_estimation_tl, valid_from_done
 from rlrun.distributions.base import Distribution
 from rlrun.utils.buffer import buffer_to
 from rlrun.utils.collections import namedtuple
+from rlrun.utils.returns import generalized_advantage_estimation, generalized_advantage_estimation_tl, valid_from_done
 from rlrun.utils.tensor import valid_mean
 
 __all__ = [

@@ -6,8 +6,8 @@ from typing import Any
 
 import torch
 
-from rlrun.agents.dqn.atari.mixin import AtariMixin
 from rlrun.agents.dqn.catdqn_agent import CatDqnAgent
+from rlrun.agents.env_spaces import AtariMixin
 from rlrun.models.dqn.atari_catdqn_model import AtariCatDqnModel
 
 __all__ = ["AtariCatDqnAgent"]

@@ -6,8 +6,8 @@ from typing import Any
 
 import torch
 
-from rlrun.agents.dqn.atari.mixin import AtariMixin
 from rlrun.agents.dqn.dqn_agent import DqnAgent
+from rlrun.agents.env_spaces import AtariMixin
 from rlrun.models.dqn.atari_dqn_model import AtariDqnModel
 
 __all__ = ["AtariDqnAgent"]

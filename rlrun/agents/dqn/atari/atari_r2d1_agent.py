@@ -6,8 +6,8 @@ from typing import Any
 
 import torch
 
-from rlrun.agents.dqn.atari.mixin import AtariMixin
 from rlrun.agents.dqn.r2d1_agent import R2d1Agent, R2d1AlternatingAgent
+from rlrun.agents.env_spaces import AtariMixin
 from rlrun.models.dqn.atari_r2d1_model import AtariR2d1Model
 
 __all__ = ["AtariR2d1Agent", "AtariR2d1AlternatingAgent"]
