@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import operator
 import re
 import subprocess
 from dataclasses import dataclass, field
@@ -38,6 +39,15 @@ SKIP_PARTS = ("tests", "scripts")  # rlpyt/tests/**, rlpyt/experiments/scripts/*
 PUBLIC_DUNDERS = ("__init__", "__call__")
 # Calls whose constant arguments make a constant default (rlpyt writes int(1e6)).
 CONSTANT_CALLS = {"int": int, "float": float, "dict": dict, "tuple": tuple, "list": list, "bool": bool}
+
+BIN_OPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Pow: operator.pow,
+}
 
 Json = dict[str, object]
 
@@ -108,13 +118,14 @@ def _constant(node: ast.expr) -> tuple[bool, object]:
             except (TypeError, ValueError):
                 return False, None
             return True, _to_json(value)
-    if isinstance(node, ast.BinOp):
+    if isinstance(node, ast.BinOp) and type(node.op) in BIN_OPS:
         (lok, left), (rok, right) = _constant(node.left), _constant(node.right)
         if lok and rok:
             try:
-                return True, _to_json(eval(compile(ast.Expression(node), "<default>", "eval"), {"__builtins__": {}}))
-            except Exception:
+                return True, _to_json(BIN_OPS[type(node.op)](left, right))
+            except (TypeError, ValueError, ZeroDivisionError, OverflowError):
                 return False, None
+    return False, None
     return False, None
 
 
@@ -157,7 +168,11 @@ def _param(name: str, kind: str, default: ast.expr | None, text: str, names: dic
     source = " ".join((ast.get_source_segment(text, default) or ast.unparse(default)).split())
     refers_to = None
     dotted = ast.unparse(default)
-    if not ok and isinstance(default, ast.Name | ast.Attribute) and all(part.isidentifier() for part in dotted.split(".")):
+    if (
+        not ok
+        and isinstance(default, ast.Name | ast.Attribute)
+        and all(part.isidentifier() for part in dotted.split("."))
+    ):
         head, _, rest = dotted.partition(".")
         if head in names:
             refers_to = names[head] + (f".{rest}" if rest else "")
@@ -214,7 +229,9 @@ class Source:
                         names[t.id] = f"{module}.{t.id}"
             if isinstance(node, ast.Import):
                 for alias in node.names:
-                    names[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+                    names[alias.asname or alias.name.split(".")[0]] = (
+                        alias.name if alias.asname else alias.name.split(".")[0]
+                    )
             if isinstance(node, ast.ImportFrom) and node.module:
                 base = node.module
                 if node.level:
@@ -313,7 +330,9 @@ def _resolved_params(src: Source, mro: list[str], start: int, name: str) -> list
                 continue
             if p.kind == "positional" and passes_star and not any(k.kind == "keyword_only" for k in kept):
                 via = p.via or "*args"
-                extra.append(Param(p.name, "positional", p.default, p.value, p.has_value, p.refers_to, via, p.defined_in))
+                extra.append(
+                    Param(p.name, "positional", p.default, p.value, p.has_value, p.refers_to, via, p.defined_in)
+                )
             elif p.kind in ("positional", "keyword_only") and passes_dstar:
                 via = "**kwargs" if p.kind == "positional" or p.via == "**kwargs" else (p.via or "**kwargs")
                 extra.append(
@@ -342,7 +361,9 @@ def _method_json(src: Source, mro: list[str], name: str) -> Json:
     if method.is_property:
         out["kind"] = "property"
         return out
-    out["kind"] = "staticmethod" if method.is_static else "classmethod" if "classmethod" in method.decorators else "method"
+    out["kind"] = (
+        "staticmethod" if method.is_static else "classmethod" if "classmethod" in method.decorators else "method"
+    )
     if _is_abstract(method.node):
         out["abstract"] = True
     params = _resolved_params(src, mro, mro.index(owner), name)
@@ -384,7 +405,14 @@ def dumps(data: Json) -> str:
     """Indented JSON with one parameter per line, so that a diff of the data reads as a diff of signatures."""
     text = json.dumps(data, indent=1)
     # A parameter is a flat object: fold its lines into one.
-    return re.sub(r"\{\n\s*(\"name\"[^{}\[\]]*?)\n\s*\}", lambda m: "{" + " ".join(m[1].split("\n")).replace("  ", "") + "}", text) + "\n"
+    return (
+        re.sub(
+            r"\{\n\s*(\"name\"[^{}\[\]]*?)\n\s*\}",
+            lambda m: "{" + " ".join(m[1].split("\n")).replace("  ", "") + "}",
+            text,
+        )
+        + "\n"
+    )
 
 
 def count(data: Json) -> str:
