@@ -60,7 +60,9 @@ class Param:
     value: object = None  # the default's value, where the text is a constant expression
     has_value: bool = False
     refers_to: str | None = None  # for a default that names something: its qualified name
-    via: str | None = None  # "*args" or "**kwargs" when reached by forwarding
+    # "*args" or "**kwargs" when reached by forwarding; "super" for a *args or **kwargs that the method
+    # only passes on to a class outside rlpyt's source (or to a mixin's partner)
+    via: str | None = None
     defined_in: str | None = None  # the class whose method names it, when forwarded
 
     def to_json(self) -> Json:
@@ -71,7 +73,9 @@ class Param:
                 out["value"] = self.value
             elif self.refers_to:
                 out["refers_to"] = self.refers_to
-        if self.via:
+        if self.via == "super":
+            out["via"] = self.via
+        elif self.via:
             out["via"] = self.via
             out["defined_in"] = self.defined_in
         return out
@@ -320,7 +324,11 @@ def _resolved_params(src: Source, mro: list[str], start: int, name: str) -> list
             nxt = mro.index(target) if target in mro else len(mro)
         inner = _resolved_params(src, mro, nxt, name)
         if inner is None:
-            return params  # forwards outside rlpyt (object, nn.Module): keep *args/**kwargs
+            # Passed on outside rlpyt (object, nn.Module), or by a mixin whose partner is not known here.
+            for p in params:
+                if p.kind == "var_positional" and passes_star or p.kind == "var_keyword" and passes_dstar:
+                    p.via = "super"
+            return params
         own = {p.name for p in params}
         kept = [p for p in params if p.kind not in ("var_positional", "var_keyword")]
         ours = {p.name for p in kept}
