@@ -279,9 +279,8 @@ def _params_of(fn: Callable[..., object], drop_self: bool) -> list[inspect.Param
 
 
 def _forwards(fn: Callable[..., object], name: str, params: list[inspect.Parameter]) -> bool:
-    """Whether ``fn`` takes ``*args`` and ``**kwargs`` and passes them to ``super().<name>``."""
-    kinds = {p.kind for p in params}
-    if not {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD} <= kinds:
+    """Whether ``fn`` takes ``**kwargs`` (and maybe ``*args``) and passes them to ``super().<name>``."""
+    if not any(p.kind == inspect.Parameter.VAR_KEYWORD for p in params):
         return False
     try:
         source = inspect.getsource(fn)
@@ -292,8 +291,8 @@ def _forwards(fn: Callable[..., object], name: str, params: list[inspect.Paramet
 
 def _method_params(cls: type, name: str, start: int = 0) -> list[inspect.Parameter] | None:
     """The parameters (without self) that a call of ``cls.<name>`` binds at run time: where rlrun's
-    method passes ``*args, **kwargs`` on to ``super()``, the next definition's parameters follow, as
-    they do for rlpyt's (see extract_rlpyt_signatures.py)."""
+    method passes ``**kwargs`` (and ``*args``) on to ``super()``, the next definition's parameters
+    follow, as they do for rlpyt's (see extract_rlpyt_signatures.py)."""
     mro = cls.__mro__
     for i in range(start, len(mro)):
         if name not in mro[i].__dict__:
@@ -314,6 +313,9 @@ def _method_params(cls: type, name: str, start: int = 0) -> list[inspect.Paramet
         keyword = [p for p in own if p.kind == P.KEYWORD_ONLY]
         taken = {p.name for p in own}
         rest = [p for p in inner if p.name not in taken]
+        if not any(p.kind == P.VAR_POSITIONAL for p in own):  # through **kwargs alone: by keyword only
+            rest = [p.replace(kind=P.KEYWORD_ONLY) if p.kind == P.POSITIONAL_OR_KEYWORD else p for p in rest]
+            rest = [p for p in rest if p.kind not in (P.POSITIONAL_ONLY, P.VAR_POSITIONAL)]
         return (
             positional
             + [p for p in rest if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD, P.VAR_POSITIONAL)]
@@ -335,7 +337,9 @@ def differences(target: Target) -> list[tuple[str, str]]:
     assert isinstance(obj, type), f"{target.rlrun_module}.{target.rlrun_name} is not a class, rlpyt's was"
     for name, method in entry["classes"][target.rlpyt_name]["methods"].items():
         key = f"{target.id}.{name}"
-        if not _has_attribute(obj, name):
+        # rlpyt's property may be an attribute that rlrun's __init__ sets; a method must be on the class.
+        present = _has_attribute(obj, name) if method["kind"] == "property" else hasattr(obj, name)
+        if not present:
             out.append((f"{key}:{MISSING_METHOD}", f"defined in {method['defined_in']}"))
             continue
         if method["kind"] == "property" or isinstance(inspect.getattr_static(obj, name, None), property):
@@ -633,7 +637,7 @@ PENDING_OTHER_BRANCHES: dict[str, str] = {
     "rlpyt.runners.minibatch_rl.MinibatchRlBase.log_diagnostics(prefix):default": RUNNERS,
     "rlpyt.runners.minibatch_rl.MinibatchRlEval.log_diagnostics(prefix):default": RUNNERS,
     "rlpyt.runners.sync_rl.SyncRl.WorkerCls:missing-method": RUNNERS,
-    "rlpyt.runners.sync_rl.SyncRl.__init__(log_traj_window):position": RUNNERS,
+    "rlpyt.runners.sync_rl.SyncRl.__init__(log_traj_window):keyword-only": RUNNERS,
     "rlpyt.runners.sync_rl.SyncRl.build_par_objs:missing-method": RUNNERS,
     "rlpyt.runners.sync_rl.SyncRl.launch_workers:missing-method": RUNNERS,
     "rlpyt.runners.sync_rl.SyncRl.log_diagnostics(prefix):default": RUNNERS,
