@@ -7,7 +7,7 @@ source text with their value where the text is a constant expression).
 
 Usage (the data file is committed; rerun only to re-extract)::
 
-    mkdir -p /tmp/rlpyt && git -C /work/.mirror/astooke+rlpyt/repo archive HEAD | tar -x -C /tmp/rlpyt
+    git clone https://github.com/astooke/rlpyt /tmp/rlpyt   # or unpack any checkout there
     python tests/compat/extract_rlpyt_signatures.py /tmp/rlpyt [--commit f04f23d...]
 
 What a signature means here, for a class: the parameters a caller of rlpyt can pass.
@@ -20,6 +20,12 @@ What a signature means here, for a class: the parameters a caller of rlpyt can p
   be given by keyword (recorded as ``keyword_only`` with ``"via": "**kwargs"``). A keyword that the
   forwarding call fixes itself (``super().__init__(ModelCls=X, **kwargs)``) is the forwarding
   method's own parameter, or is no longer the caller's to give.
+- A ``*args`` or ``**kwargs`` passed on where no rlpyt definition follows (to ``object``, to
+  ``torch.nn.Module``, or by a mixin checked without its partner class) is kept, marked
+  ``"via": "super"``: it is not a promise to take any argument.
+- A method whose body only raises ``NotImplementedError`` (or passes) is marked ``"abstract"``: its
+  parameters name what overrides receive.
+- Modules under ``rlpyt/tests`` and ``rlpyt/experiments/scripts`` and ``__init__.py`` files are left out.
 """
 
 from __future__ import annotations
