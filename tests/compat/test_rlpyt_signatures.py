@@ -165,14 +165,15 @@ def targets() -> list[Target]:
         entry = DATA["modules"].get(row.module, {"classes": {}, "functions": {}})
         pairs = [(n, n) for n in row.names] + list(row.renamed.items())
         for old, new in pairs:
-            for kind in ("class", "function"):
-                if old in entry[kind.replace("class", "classe") + "s"]:
+            for kind, section in (("class", "classes"), ("function", "functions")):
+                if old in entry[section]:
                     out.append(Target(row.module, old, row.rlrun_module, new, kind))
     return out
 
 
 TARGETS = targets()
 RENAMED = {row.module: row.renamed for row in _load_inventory().PRESENT}
+_UNRESOLVED = object()
 
 
 def _resolve(qualname: str) -> object:
@@ -197,9 +198,6 @@ def _resolve(qualname: str) -> object:
     return _UNRESOLVED
 
 
-_UNRESOLVED = object()
-
-
 def _same_default(theirs: dict, ours: object) -> bool:
     if "value" in theirs:
         value = theirs["value"]
@@ -215,9 +213,9 @@ def _same_default(theirs: dict, ours: object) -> bool:
         resolved = _resolve(theirs["refers_to"])
         if resolved is not _UNRESOLVED:
             return ours is resolved or bool(ours == resolved)
-    # Another expression: compare the last dotted part with rlrun's object's name.
+    # Another expression: compare the last dotted part with the name of rlrun's class or function.
     name = theirs["default"].split("(")[0].rsplit(".", 1)[-1]
-    return getattr(ours, "__name__", None) == name
+    return (inspect.isclass(ours) or inspect.isroutine(ours)) and ours.__name__ == name
 
 
 def _compare(
@@ -253,7 +251,9 @@ def _compare(
             pos = rlpyt_positional.index(t)
             if p.kind == P.KEYWORD_ONLY:
                 yield f"{where}:{KEYWORD_ONLY}", f"rlpyt's position {pos}, keyword-only in rlrun"
-            elif p not in positional or positional.index(p) != pos:
+            elif p not in positional:
+                yield f"{where}:{POSITION}", f"rlpyt's position {pos}, rlrun's {p.kind.description}"
+            elif positional.index(p) != pos:
                 yield f"{where}:{POSITION}", f"rlpyt's position {pos}, rlrun's {positional.index(p)}"
         if "default" in t:
             if p.default is P.empty:
