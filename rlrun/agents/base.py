@@ -227,6 +227,12 @@ class BaseAgent:
     def reset_one(self, idx: int) -> None:
         """Called when env ``idx`` of the batch resets."""
 
+    def toggle_alt(self) -> None:
+        """Switch to the other of two env groups served in turn; only alternating recurrent agents keep
+        a state per group (:meth:`RecurrentAgentMixin.toggle_alt`), so here it does nothing. rlrun's
+        alternating samplers swap whole step states instead (:meth:`get_step_state`); a sampler written
+        for rlpyt calls this between the groups."""
+
     # --- per-env randomness ----------------------------------------------------------------------
 
     def seed_env_streams(self, seed: int, env_ranks: Sequence[int], eval_env_ranks: Sequence[int] = ()) -> None:
@@ -424,18 +430,58 @@ class RecurrentAgentMixin(BaseAgent):
     """
 
     recurrent = True
-    _step_state_fields = (*BaseAgent._step_state_fields, "_prev_rnn_state", "_sample_rnn_state")
+    _step_state_fields = (
+        *BaseAgent._step_state_fields,
+        "_prev_rnn_state",
+        "_sample_rnn_state",
+        "_alt",
+        "_alt_other",
+        "_alt_sample_other",
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._prev_rnn_state = None
         self._sample_rnn_state = None
+        # Alternating agents only: which of two env groups is being served (0 or 1), and the other
+        # group's state (the fields of _fresh_group_state), set aside by toggle_alt; None: fresh.
+        self._alt = 0
+        self._alt_other: dict[str, Any] | None = None
+        self._alt_sample_other: dict[str, Any] | None = None
 
     def reset(self) -> None:
         self._prev_rnn_state = None
+        self._alt_other = None
+        self._alt = 0
 
     def reset_one(self, idx: int) -> None:
+        """Zero env ``idx`` of the group being served (for alternating agents, ``idx`` counts within it)."""
         _zero_batch_entry(self._prev_rnn_state, idx)
+
+    def get_alt(self) -> int:
+        """Which of the two env groups an alternating agent is serving: 0 or 1 (always 0 otherwise)."""
+        return self._alt
+
+    def toggle_alt(self) -> None:
+        """For an alternating agent (``alternating = True``), which serves two env groups in turn, each
+        with its own recurrent state: set this group's state aside and take up the other's. Mode
+        changes and :meth:`reset` return to group 0. Other agents ignore it."""
+        if not self.alternating:
+            return
+        fresh = self._fresh_group_state()
+        mine = {name: getattr(self, name) for name in fresh}
+        for name, value in (self._alt_other or fresh).items():
+            setattr(self, name, value)
+        self._alt_other = mine
+        self._alt ^= 1
+
+    def _fresh_group_state(self) -> dict[str, Any]:
+        """The fields an env group's recurrent state is made of, as they are before its first step."""
+        return {"_prev_rnn_state": None}
+
+    def _back_to_group_0(self) -> None:
+        if self._alt:
+            self.toggle_alt()
 
     def advance_rnn_state(self, new_rnn_state: Any) -> None:
         """Store the state ``step`` produced, to feed the next ``step``."""
@@ -454,11 +500,16 @@ class RecurrentAgentMixin(BaseAgent):
         super().eval_mode(itr)
 
     def sample_mode(self, itr: int) -> None:
+        self._back_to_group_0()
         if self._mode != "sample":
             self._prev_rnn_state = self._sample_rnn_state
+            self._alt_other = self._alt_sample_other
         super().sample_mode(itr)
 
     def _stash_sample_state(self) -> None:
+        self._back_to_group_0()
         if self._mode == "sample":
             self._sample_rnn_state = self._prev_rnn_state
+            self._alt_sample_other = self._alt_other
         self._prev_rnn_state = None
+        self._alt_other = None

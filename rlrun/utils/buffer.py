@@ -29,12 +29,17 @@ __all__ = [
 ]
 
 
-def buffer_from_example(example: Any, leading_dims: int | tuple[int, ...], share_memory: bool = False) -> Any:
+def buffer_from_example(
+    example: Any, leading_dims: int | tuple[int, ...], share_memory: bool = False, use_NatSchema: bool | None = None
+) -> Any:
     """Zero-filled arrays shaped ``leading_dims + example.shape`` with the example's dtype.
 
     Namedtuples become namedarraytuples of the same fields, so the result supports
     ``buffer[t, b] = example``. Python scalars become 0-d arrays of numpy's type for them
     (float64, int64, bool). With ``share_memory=True`` the arrays live in shared memory.
+
+    ``use_NatSchema`` is rlpyt's switch to schema-based classes that survive pickling into spawned
+    processes; rlrun's namedarraytuple classes always do, so any value gives the same result.
     """
     if example is None:
         return None

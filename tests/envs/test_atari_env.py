@@ -369,3 +369,50 @@ def test_missing_ale_gives_install_hint(monkeypatch):
             AtariEnv("pong")
     finally:
         ale_backend.cache_clear()
+
+
+# --- rlpyt's fire_and_up and render -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "game, pressed", [("seaquest", [1, 2]), ("breakout", [1]), ("freeway", [2])], ids=["fire+up", "fire", "up"]
+)
+def test_fire_and_up_presses_fire_then_up_where_the_game_has_them(game, pressed):
+    env = AtariEnv(game, max_start_noops=0)
+    env.reset()
+    ref = reference_ale(env)
+    ref.restoreState(env.ale.cloneState())
+    for code in pressed:
+        ref.act(code)
+    frame = env.ale.getEpisodeFrameNumber()
+    env.fire_and_up()
+    assert env.ale.getEpisodeFrameNumber() == frame + len(pressed)  # one frame per press
+    assert np.array_equal(env.ale.getRAM(), ref.getRAM())
+
+
+def test_fire_and_up_presses_nothing_else():
+    # The RAM comparison above can fail: a NOOP frame instead of FIRE leaves Breakout's ball unlaunched.
+    env = AtariEnv("breakout", max_start_noops=0)
+    env.reset()
+    ref = reference_ale(env)
+    ref.restoreState(env.ale.cloneState())
+    ref.act(0)
+    env.fire_and_up()
+    for _ in range(30):
+        env.ale.act(0)
+        ref.act(0)
+    assert not np.array_equal(env.ale.getRAM(), ref.getRAM())
+
+
+def test_render_returns_the_newest_frame_or_the_whole_observation():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")  # no window in tests: render only returns the image
+    env = AtariEnv("pong")
+    env.reset()
+    for _ in range(3):
+        env.step(0)
+    obs = env.get_obs()
+    assert np.array_equal(env.render(), obs[-1])
+    full = env.render(wait=0, show_full_obs=True)
+    assert full.shape == (obs.shape[0] * obs.shape[1], obs.shape[2])
+    assert np.array_equal(full[-obs.shape[1] :], obs[-1]) and np.array_equal(full[: obs.shape[1]], obs[0])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 import torch
@@ -162,3 +164,14 @@ def test_buffer_functions_take_rlpyts_buffer__keyword():
     assert buffer_method(buffer_=t, method_name="sum").item() == 0
     assert buffer_func(buffer_=arr, func=np.shape) == (2, 3)
     assert get_leading_dims(buffer_=arr, n_dim=2) == (2, 3)
+
+
+@pytest.mark.parametrize("use_NatSchema", [None, False, True])
+def test_rlpyt_use_natschema_is_accepted_and_buffers_pickle_either_way(use_NatSchema):
+    # rlpyt's fourth argument chose classes that pickle into spawned processes; rlrun's always do.
+    example = Obs(image=np.zeros((2, 2), np.uint8), position=np.float32(1.0))
+    buffer = buffer_from_example(example, (3,), False, use_NatSchema)
+    buffer.position[:] = [1.0, 2.0, 3.0]
+    restored = pickle.loads(pickle.dumps(buffer))
+    assert type(restored) is type(buffer) and is_namedarraytuple(restored)
+    assert restored.image.shape == (3, 2, 2) and restored.position.tolist() == [1.0, 2.0, 3.0]

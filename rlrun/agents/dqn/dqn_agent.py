@@ -46,15 +46,15 @@ class DqnAgent(BaseAgent):
 
     def __init__(
         self,
-        ModelCls: type[torch.nn.Module] | None = None,
-        model_kwargs: dict[str, Any] | None = None,
-        initial_model_state_dict: Mapping[str, Any] | None = None,
         eps_init: float = 1,
         eps_final: float = 0.01,
         eps_final_min: float | None = None,
         eps_itr_min: int = 50,
         eps_itr_max: int = 1000,
         eps_eval: float = 0.001,
+        ModelCls: type[torch.nn.Module] | None = None,
+        model_kwargs: dict[str, Any] | None = None,
+        initial_model_state_dict: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(ModelCls, model_kwargs, initial_model_state_dict)
         for name, eps in (("eps_init", eps_init), ("eps_final", eps_final), ("eps_eval", eps_eval)):

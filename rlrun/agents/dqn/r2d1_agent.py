@@ -132,6 +132,9 @@ class R2d1Agent(RecurrentAgentMixin, R2d1AgentBase):
         super().reset_one(idx)
         self._starting.add(int(idx))
 
+    def _fresh_group_state(self) -> dict[str, Any]:
+        return {**super()._fresh_group_state(), "_starting": set()}
+
     def advance_rnn_state(self, new_rnn_state: Any) -> None:
         super().advance_rnn_state(new_rnn_state)
         self._starting = set()
@@ -154,12 +157,14 @@ class R2d1Agent(RecurrentAgentMixin, R2d1AgentBase):
         super().eval_mode(itr)
 
     def sample_mode(self, itr: int) -> None:
+        self._back_to_group_0()
         if self._mode != "sample":
             self._starting = self._sample_starting
         super().sample_mode(itr)
 
     def _stash_sample_starts(self) -> None:
         # As the mixin sets the sampling state aside: envs reset at a batch's last step start at the next one.
+        self._back_to_group_0()
         if self._mode == "sample":
             self._sample_starting = self._starting
         self._starting = set()
@@ -168,6 +173,9 @@ class R2d1Agent(RecurrentAgentMixin, R2d1AgentBase):
 class R2d1AlternatingAgent(R2d1Agent):
     """rlpyt's name for the agent to use with an alternating sampler; in rlrun the same as
     :class:`R2d1Agent`, which every sampler can serve (``AlternatingSampler`` keeps one recurrent
-    state per group of envs)."""
+    state per group of envs).
+
+    A sampler written for rlpyt that serves the two groups itself calls :meth:`toggle_alt` between them;
+    the agent then keeps one recurrent state per group (:meth:`get_alt` says which is served)."""
 
     alternating = True

@@ -158,6 +158,9 @@ class RecurrentCategoricalPgAgent(RecurrentAgentMixin, RecurrentCategoricalPgAge
 class AlternatingRecurrentCategoricalPgAgent(RecurrentCategoricalPgAgent):
     """rlpyt's name for the agent to use with an alternating sampler; in rlrun the same as
     :class:`RecurrentCategoricalPgAgent`, which every sampler can serve: ``AlternatingSampler`` keeps
-    one recurrent state per group of envs and swaps it in before stepping that group."""
+    one recurrent state per group of envs and swaps it in before stepping that group.
+
+    A sampler written for rlpyt that serves the two groups itself calls :meth:`toggle_alt` between them;
+    the agent then keeps one recurrent state per group (:meth:`get_alt` says which is served)."""
 
     alternating = True

@@ -49,6 +49,9 @@ class MujocoLstmAgent(MujocoMixin, RecurrentGaussianPgAgent):
 
 class AlternatingMujocoLstmAgent(MujocoLstmAgent):
     """rlpyt's name for :class:`MujocoLstmAgent` in an alternating sampler; the same agent in rlrun, whose
-    ``AlternatingSampler`` keeps one recurrent state per group of envs."""
+    ``AlternatingSampler`` keeps one recurrent state per group of envs.
+
+    A sampler written for rlpyt that serves the two groups itself calls :meth:`toggle_alt` between them;
+    the agent then keeps one recurrent state per group (:meth:`get_alt` says which is served)."""
 
     alternating = True

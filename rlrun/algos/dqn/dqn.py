@@ -88,13 +88,13 @@ class DQN(RlAlgorithm):
         clip_grad_norm: float = 10.0,
         eps_steps: int = int(1e6),
         double_dqn: bool = False,
-        ReplayBufferCls: type | None = None,
         prioritized_replay: bool = False,
         pri_alpha: float = 0.6,
         pri_beta_init: float = 0.4,
         pri_beta_final: float = 1.0,
         pri_beta_steps: int = int(50e6),
         default_priority: float | None = None,
+        ReplayBufferCls: type | None = None,
         # Asynchronous runners only: gradient steps per optimize_agent call (changes nothing under MinibatchRl).
         updates_per_sync: int = 1,
     ) -> None:

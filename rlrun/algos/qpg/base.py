@@ -13,8 +13,9 @@ import torch
 from rlrun.algos.base import RlAlgorithm
 from rlrun.algos.dqn.dqn import SamplesToBuffer, SamplesToBufferTl
 from rlrun.algos.optim import clipped_step, fused_adam_kwargs, make_optimizer
-from rlrun.replays.non_sequence.time_limit import TlUniformReplayBuffer
-from rlrun.replays.non_sequence.uniform import UniformReplayBuffer
+from rlrun.replays.async_ import AsyncReplayBufferMixin
+from rlrun.replays.non_sequence.time_limit import AsyncTlUniformReplayBuffer, TlUniformReplayBuffer
+from rlrun.replays.non_sequence.uniform import AsyncUniformReplayBuffer, UniformReplayBuffer
 
 __all__ = ["OffPolicyActorCritic", "SamplesToBuffer", "SamplesToBufferTl", "clipped_step", "fused_adam_kwargs"]
 
@@ -138,9 +139,10 @@ class OffPolicyActorCritic(RlAlgorithm):
         self.initialize_replay_buffer(examples, batch_spec)
         self.optim_initialize(rank)
 
-    def initialize_replay_buffer(self, examples: Any, batch_spec: Any) -> None:
+    def initialize_replay_buffer(self, examples: Any, batch_spec: Any, async_: bool = False) -> None:
         """A uniform replay of rows like :meth:`examples_to_buffer`'s, with ``timeout`` when bootstrapping
-        through time limits, or ``ReplayBufferCls``."""
+        through time limits, or ``ReplayBufferCls``. ``async_``: its asynchronous variant, in shared memory
+        under a reader-writer lock."""
         example = self.examples_to_buffer(examples)
         replay_kwargs: dict[str, Any] = dict(
             example=example,
@@ -153,7 +155,17 @@ class OffPolicyActorCritic(RlAlgorithm):
             replay_kwargs.update(mid_batch_reset=False)
         ReplayCls = self.ReplayBufferCls
         if ReplayCls is None:
-            ReplayCls = TlUniformReplayBuffer if "timeout" in example._fields else UniformReplayBuffer
+            timeout = "timeout" in example._fields
+            if async_:
+                ReplayCls = AsyncTlUniformReplayBuffer if timeout else AsyncUniformReplayBuffer
+            else:
+                ReplayCls = TlUniformReplayBuffer if timeout else UniformReplayBuffer
+        elif async_ and not issubclass(ReplayCls, AsyncReplayBufferMixin):
+            raise TypeError(
+                f"ReplayBufferCls={ReplayCls.__name__} is not an asynchronous replay, and an asynchronous run shares "
+                "the replay between processes. Pass its Async variant (e.g. AsyncUniformReplayBuffer from "
+                "rlrun.replays.non_sequence.uniform) or leave ReplayBufferCls=None."
+            )
         elif "mid_batch_reset" in replay_kwargs and not _takes_keyword(ReplayCls, "mid_batch_reset"):
             raise TypeError(
                 f"ReplayBufferCls={ReplayCls.__name__} takes no mid_batch_reset keyword, which "

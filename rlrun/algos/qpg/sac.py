@@ -171,6 +171,20 @@ class SAC(OffPolicyActorCritic):
         q1_grad_norm = clipped_step(self.q1_optimizer, q1_loss, agent.q1_parameters(), self.clip_grad_norm)
         q2_grad_norm = clipped_step(self.q2_optimizer, q2_loss, agent.q2_parameters(), self.clip_grad_norm)
 
+        self.append_opt_info_(opt_info, losses, (q1_grad_norm, q2_grad_norm, pi_grad_norm), values)
+
+    def append_opt_info_(
+        self,
+        opt_info: Any,
+        losses: tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None],
+        grad_norms: tuple[float, float, float],
+        values: tuple[torch.Tensor, ...],
+    ) -> None:
+        """Append one gradient step's diagnostics to ``opt_info``'s lists, in place: the losses
+        ``(q1, q2, pi, alpha)`` and ``values`` ``(q1, q2, pi_mean, pi_log_std)`` of :meth:`loss`, the
+        gradient norms ``(q1, q2, pi)``. Override it to log more per step."""
+        q1_loss, q2_loss, pi_loss, _alpha_loss = losses
+        q1_grad_norm, q2_grad_norm, pi_grad_norm = grad_norms
         q1, q2, pi_mean, pi_log_std = values
         opt_info.q1Loss.append(q1_loss.item())
         opt_info.q2Loss.append(q2_loss.item())
@@ -185,7 +199,9 @@ class SAC(OffPolicyActorCritic):
         opt_info.qMeanDiff.append((q1 - q2).abs().mean().item())
         opt_info.alpha.append(self.alpha)
 
-    def loss(self, samples: Any) -> tuple[tuple[torch.Tensor, ...], tuple[torch.Tensor, ...]]:
+    def loss(
+        self, samples: Any
+    ) -> tuple[tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None], tuple[torch.Tensor, ...]]:
         """``((q1_loss, q2_loss, pi_loss, alpha_loss or None), (q1, q2, pi_mean, pi_log_std))`` for a
         replay batch with leading dim ``[B]``; the second tuple is detached, for logging."""
         agent = self.agent
@@ -207,7 +223,7 @@ class SAC(OffPolicyActorCritic):
         if self.alpha_optimizer is not None and self.target_entropy is not None:
             alpha_loss = -valid_mean(self._log_alpha * (log_pi.detach() + float(self.target_entropy)))
         values = tuple(v.detach() for v in (q1, q2, pi_mean, pi_log_std))
-        return (q1_loss, q2_loss, pi_loss, alpha_loss), values  # type: ignore[return-value]
+        return (q1_loss, q2_loss, pi_loss, alpha_loss), values
 
     def prior_log_pi(self, action: torch.Tensor) -> torch.Tensor | float:
         """The action prior's log density: 0 for ``"uniform"``, a unit normal's for ``"gaussian"``."""

@@ -54,7 +54,9 @@ ACTION_MEANING = {
     17: "DOWNLEFTFIRE",
 }
 ACTION_INDEX = {meaning: index for index, meaning in ACTION_MEANING.items()}  # "FIRE" -> 1
-_NOOP, _FIRE = 0, 1
+_NOOP, _FIRE, _UP = 0, 1, 2  # ALE's action codes
+# matplotlib backends that draw to files or memory only.
+_NON_INTERACTIVE_BACKENDS = frozenset({"agg", "pdf", "ps", "svg", "pgf", "cairo", "template"})
 _f32 = np.float32
 _ZERO, _ONE, _MINUS_ONE = _f32(0.0), _f32(1.0), _f32(-1.0)
 
@@ -272,6 +274,42 @@ class AtariEnv(Env):
     def get_obs(self) -> np.ndarray:
         """A copy of the current observation (the one the last step or reset returned)."""
         return self._obs.copy()
+
+    def fire_and_up(self) -> None:
+        """Press FIRE, then UP, one frame each, where the game has them: what some games need to start
+        play (Breakout launches its ball with FIRE). The emulator advances; the observation is updated by
+        the next ``step`` or ``reset``."""
+        if self.ale is None:
+            raise RuntimeError("AtariEnv.fire_and_up(): this env was closed; make a new one.")
+        if _FIRE in self._action_codes:
+            self.ale.act(_FIRE)
+        if _UP in self._action_codes:
+            self.ale.act(_UP)
+
+    def render(self, wait: int = 10, show_full_obs: bool = False) -> np.ndarray:
+        """Show the current observation for ``wait`` milliseconds, and return it as one 2-D uint8 image:
+        the newest frame, or with ``show_full_obs`` all ``num_img_obs`` frames top to bottom, oldest first.
+
+        It draws with matplotlib (``pip install rlrun[plotting]``) in a window named after the game; where
+        matplotlib's backend cannot open windows (no display: Agg), it only returns the image.
+        """
+        obs = self.get_obs()
+        image = obs.reshape(-1, obs.shape[-1]) if show_full_obs else obs[-1]
+        try:
+            import matplotlib
+            import matplotlib.pyplot as plt
+        except ImportError as e:
+            raise ImportError(
+                "AtariEnv.render() draws with matplotlib, which is not installed: pip install 'rlrun[plotting]'."
+            ) from e
+        if matplotlib.get_backend().lower() in _NON_INTERACTIVE_BACKENDS:
+            return image
+        figure = plt.figure(self._game)
+        figure.clf()
+        figure.gca().imshow(image, cmap="gray", vmin=0, vmax=255)
+        figure.gca().set_axis_off()
+        plt.pause(max(wait, 1) / 1000)
+        return image
 
     def get_action_meanings(self) -> list[str]:
         """Names of the actions, in action-index order (e.g. ``['NOOP', 'FIRE', 'RIGHT', ...]``)."""

@@ -19,8 +19,9 @@ from rlrun.samplers.builder import (
     make_local_eval,
     start_collector,
 )
-from rlrun.samplers.collectors import BaseCollector, BaseEvalCollector, EvalCollector
+from rlrun.samplers.collectors import BaseCollector, BaseEvalCollector
 from rlrun.samplers.parallel.base import resolve_start_method
+from rlrun.samplers.serial.collectors import SerialEvalCollector
 from rlrun.utils.collections import AttrDict
 from rlrun.utils.launching.pinning import pin_to_cpus
 
@@ -41,7 +42,7 @@ class AsyncSerialSampler(AsyncSamplerMixin, BaseSampler):
         self,
         *args: Any,
         CollectorCls: type[BaseCollector] = DbCpuResetCollector,
-        eval_CollectorCls: type[BaseEvalCollector] = EvalCollector,
+        eval_CollectorCls: type[BaseEvalCollector] = SerialEvalCollector,
         start_method: str | None = None,
         **kwargs: Any,
     ) -> None:

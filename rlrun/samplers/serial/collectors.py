@@ -1,5 +1,46 @@
-"""Collector names of the serial sampler (rlpyt's ``SerialEvalCollector``)."""
+"""The serial sampler's evaluation collector, under rlpyt's name and with rlpyt's argument order."""
 
-from rlrun.samplers.collectors import EvalCollector as SerialEvalCollector
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rlrun.samplers.collectors import EvalCollector
 
 __all__ = ["SerialEvalCollector"]
+
+
+class SerialEvalCollector(EvalCollector):
+    """:class:`EvalCollector` taking rlpyt's serial order ``(envs, agent, TrajInfoCls, max_T,
+    max_trajectories)``, which a script or subclass written for rlpyt passes by position. What the
+    samplers also give every evaluation collector (``rank``, ``traj_infos_queue``, ``sync``,
+    ``step_buffer_np``, ``env_ranks``, ``traj_info_kwargs``) comes by keyword."""
+
+    def __init__(
+        self,
+        envs: Sequence[Any],
+        agent: Any,
+        TrajInfoCls: type,
+        max_T: int,
+        max_trajectories: int | None = None,
+        *,
+        rank: int = 0,
+        traj_infos_queue: Any = None,
+        sync: Any = None,
+        step_buffer_np: Any = None,
+        env_ranks: Sequence[int] | None = None,
+        traj_info_kwargs: dict | None = None,
+    ) -> None:
+        super().__init__(
+            rank=rank,
+            envs=envs,
+            TrajInfoCls=TrajInfoCls,
+            traj_infos_queue=traj_infos_queue,
+            max_T=max_T,
+            agent=agent,
+            sync=sync,
+            step_buffer_np=step_buffer_np,
+            max_trajectories=max_trajectories,
+            env_ranks=env_ranks,
+            traj_info_kwargs=traj_info_kwargs,
+        )

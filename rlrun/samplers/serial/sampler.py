@@ -18,7 +18,8 @@ from rlrun.samplers.builder import (
     make_local_eval,
     start_collector,
 )
-from rlrun.samplers.collectors import BaseCollector, BaseEvalCollector, EvalCollector, ResetCollector
+from rlrun.samplers.collectors import BaseCollector, BaseEvalCollector, ResetCollector
+from rlrun.samplers.serial.collectors import SerialEvalCollector
 from rlrun.utils.seed import make_seed
 
 __all__ = ["SerialSampler"]
@@ -38,7 +39,7 @@ class SerialSampler(BaseSampler):
         self,
         *args: Any,
         CollectorCls: type[BaseCollector] = ResetCollector,
-        eval_CollectorCls: type[BaseEvalCollector] = EvalCollector,
+        eval_CollectorCls: type[BaseEvalCollector] = SerialEvalCollector,
         **kwargs: Any,
     ):
         super().__init__(*args, CollectorCls=CollectorCls, eval_CollectorCls=eval_CollectorCls, **kwargs)  # type: ignore[misc]

@@ -11,8 +11,8 @@ from rlrun.agents.qpg.td3_agent import Td3Agent
 from rlrun.algos.qpg.ddpg import DDPG
 from rlrun.algos.qpg.td3 import TD3
 from rlrun.envs.gym import make
-from rlrun.replays.non_sequence.time_limit import TlUniformReplayBuffer
-from rlrun.replays.non_sequence.uniform import UniformReplayBuffer
+from rlrun.replays.non_sequence.time_limit import AsyncTlUniformReplayBuffer, TlUniformReplayBuffer
+from rlrun.replays.non_sequence.uniform import AsyncUniformReplayBuffer, UniformReplayBuffer
 from rlrun.samplers.serial.sampler import SerialSampler
 
 
@@ -166,5 +166,27 @@ def test_an_agent_of_another_algorithm_is_refused_with_the_fix():
         examples = sampler.initialize(agent, seed=0)
         with pytest.raises(TypeError, match=r"SacAgent lacks .*q_at_mu.*Use Td3Agent"):
             TD3().initialize(agent, 1, sampler.batch_spec, True, examples)
+    finally:
+        sampler.shutdown()
+
+
+@pytest.mark.parametrize(
+    "bootstrap_timelimit, Replay", [(True, AsyncTlUniformReplayBuffer), (False, AsyncUniformReplayBuffer)]
+)
+def test_initialize_replay_buffer_async_builds_the_shared_memory_variant(bootstrap_timelimit, Replay):
+    # rlpyt's initialize_replay_buffer(examples, batch_spec, async_=False): async_ picks the replay that
+    # an asynchronous run's processes share.
+    sampler = SerialSampler(make, dict(id="Pendulum-v1"), batch_T=4, batch_B=1, max_decorrelation_steps=0)
+    agent = DdpgAgent(model_kwargs=dict(hidden_sizes=[8]), q_model_kwargs=dict(hidden_sizes=[8]))
+    algo = DDPG(bootstrap_timelimit=bootstrap_timelimit, replay_size=100)
+    try:
+        examples = sampler.initialize(agent, seed=0)
+        algo.initialize(agent, n_itr=1, batch_spec=sampler.batch_spec, mid_batch_reset=True, examples=examples)
+        assert not isinstance(algo.replay_buffer, Replay)
+        algo.initialize_replay_buffer(examples, sampler.batch_spec, async_=True)
+        assert type(algo.replay_buffer) is Replay
+        algo.ReplayBufferCls = UniformReplayBuffer
+        with pytest.raises(TypeError, match="not an asynchronous replay"):
+            algo.initialize_replay_buffer(examples, sampler.batch_spec, True)
     finally:
         sampler.shutdown()

@@ -172,3 +172,36 @@ def test_real_sac_iterations_on_pendulum_train_every_network_and_log_each_field(
     for key, module in agent.other_models().items():
         assert not all(torch.equal(a, b) for a, b in zip(before[key], module.parameters())), key
     assert algo.alpha != 1.0
+
+
+def test_train_step_records_through_append_opt_info_which_a_subclass_extends():
+    # rlpyt's hook: a subclass overriding append_opt_info_ sees each step's losses, grad norms and values.
+    seen = []
+
+    class LoggingSAC(SAC):
+        def append_opt_info_(self, opt_info, losses, grad_norms, values):
+            super().append_opt_info_(opt_info, losses, grad_norms, values)
+            seen.append((losses, grad_norms, values))
+
+    algo = LoggingSAC(discount=0.5, OptimCls=torch.optim.SGD, learning_rate=0.1, fixed_alpha=0.5)
+    algo.agent = FixedPolicyAgent()
+    algo.optim_initialize()
+    opt_info = algo.empty_opt_info()
+    algo.train_step(batch(), opt_info)
+    assert len(seen) == 1
+    (q1_loss, q2_loss, pi_loss, alpha_loss), grad_norms, (q1, q2, pi_mean, pi_log_std) = seen[0]
+    assert alpha_loss is None and len(grad_norms) == 3
+    assert opt_info.q1Loss == [pytest.approx(q1_loss.item())] and opt_info.piLoss == [pytest.approx(pi_loss.item())]
+    assert opt_info.q1GradNorm == [grad_norms[0]] and opt_info.piGradNorm == [grad_norms[2]]
+    assert opt_info.qMeanDiff == [pytest.approx((q1 - q2).abs().mean().item())]
+    assert all(len(getattr(opt_info, f)) == 1 for f in opt_info._fields)
+
+
+def test_append_opt_info_appends_in_place_without_a_step():
+    algo = sac(fixed_alpha=0.5)
+    losses, values = algo.loss(batch())
+    opt_info = algo.empty_opt_info()
+    algo.append_opt_info_(opt_info, losses, (1.0, 2.0, 3.0), values)
+    algo.append_opt_info_(opt_info, losses, (4.0, 5.0, 6.0), values)
+    assert opt_info.q1GradNorm == [1.0, 4.0] and opt_info.q2GradNorm == [2.0, 5.0] and opt_info.piGradNorm == [3.0, 6.0]
+    assert opt_info.alpha == [pytest.approx(0.5)] * 2
