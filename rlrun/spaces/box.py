@@ -67,6 +67,11 @@ class Box(Space):
         if self._null.shape != self.shape:
             self._null = np.broadcast_to(self._null, self.shape).copy()
 
+    @property
+    def bounds(self) -> tuple[Any, Any]:
+        """``(low, high)``."""
+        return self.low, self.high
+
     def _default_null(self):
         return np.zeros(self.shape, dtype=self.dtype)
 

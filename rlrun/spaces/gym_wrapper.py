@@ -14,6 +14,7 @@ from typing import Any, cast
 import numpy as np
 
 from rlrun.spaces.base import Space
+from rlrun.spaces.box import Box
 from rlrun.spaces.composite import Composite
 from rlrun.spaces.float_box import FloatBox
 from rlrun.spaces.int_box import IntBox
@@ -150,6 +151,21 @@ class GymSpaceWrapper(Space):
         if self._dict_keys is None and type(space).__name__ == "Discrete":
             dtype = getattr(space, "dtype", None)
             self._discrete_type = int if dtype is None else dtype.type
+
+    @property
+    def low(self) -> Any:
+        """The rlrun space's lower bound (a box's)."""
+        return self._box("low").low
+
+    @property
+    def high(self) -> Any:
+        """The rlrun space's upper bound (a box's)."""
+        return self._box("high").high
+
+    def _box(self, bound: str) -> Box:
+        if not isinstance(self.space, Box):
+            raise AttributeError(f"{self.space!r} has no {bound}: only box spaces (IntBox, FloatBox) have bounds.")
+        return self.space
 
     @property
     def is_array_space(self) -> bool:

@@ -79,6 +79,14 @@ _MAKE_AFFINITY = (
     "rlrun's make_affinity names, keyword-only after run_slot, every keyword rlpyt's **kwargs passed on "
     "to encode_affinity, and refuses unknown ones"
 )
+_CONTAINS_VALUE = (
+    "every rlrun space names the argument of contains() `value`; GymSpaceWrapper overrides Space.contains and "
+    "keeps its signature (a positional call, the only kind rlpyt's code made, works)"
+)
+_DUMP_TABULAR = (
+    "rlpyt passed *args/**kwargs on to log() for each table line and popped write_header; rlrun names its one "
+    "option, with_prefix, and refuses misspelt keywords"
+)
 ALLOWED: dict[str, str] = {
     "rlpyt.agents.base.BaseAgent.initialize(kwargs):varargs": _AGENT_INITIALIZE,
     "rlpyt.algos.qpg.td3.TD3.__init__(learning_rate):default": _TD3_LEARNING_RATE,
@@ -127,6 +135,10 @@ ALLOWED: dict[str, str] = {
     "rlpyt.samplers.parallel.worker.sampling_process(settings):added-required": _WORKER_TARGET,
     "rlpyt.samplers.parallel.worker.sampling_process(errors):added-required": _WORKER_TARGET,
     "rlpyt.samplers.parallel.worker.sampling_process(end):added-required": _WORKER_TARGET,
+    "rlpyt.spaces.gym_wrapper.GymSpaceWrapper.contains(value):added-required": _CONTAINS_VALUE,
+    "rlpyt.spaces.gym_wrapper.GymSpaceWrapper.contains(x):position": _CONTAINS_VALUE,
+    "rlpyt.utils.logging.logger.dump_tabular(args):varargs": _DUMP_TABULAR,
+    "rlpyt.utils.logging.logger.dump_tabular(kwargs):varargs": _DUMP_TABULAR,
     "rlpyt.utils.launching.affinity.encode_affinity(n_cpu_core):default": _AFFINITY_COUNTS,
     "rlpyt.utils.launching.affinity.encode_affinity(n_gpu):default": _AFFINITY_COUNTS,
     "rlpyt.utils.launching.affinity.encode_affinity(cpu_reserved):default": _AFFINITY_COUNTS,
@@ -647,15 +659,6 @@ PENDING_OTHER_BRANCHES: dict[str, str] = {
     "rlpyt.runners.sync_rl.SyncRlEval.log_diagnostics(prefix):default": RUNNERS,
     "rlpyt.runners.sync_rl.SyncRlMixin.build_par_objs:missing-method": RUNNERS,
     "rlpyt.runners.sync_rl.SyncRlMixin.launch_workers:missing-method": RUNNERS,
-    "rlpyt.spaces.float_box.FloatBox.bounds:missing-method": LEAD_SPACES,
-    "rlpyt.spaces.gym_wrapper.GymSpaceWrapper.contains(value):added-required": LEAD_SPACES,
-    "rlpyt.spaces.gym_wrapper.GymSpaceWrapper.contains(x):position": LEAD_SPACES,
-    "rlpyt.spaces.gym_wrapper.GymSpaceWrapper.high:missing-method": LEAD_SPACES,
-    "rlpyt.spaces.gym_wrapper.GymSpaceWrapper.low:missing-method": LEAD_SPACES,
-    "rlpyt.spaces.int_box.IntBox.__init__(dtype):default": LEAD_SPACES,
-    "rlpyt.spaces.int_box.IntBox.bounds:missing-method": LEAD_SPACES,
-    "rlpyt.utils.logging.logger.dump_tabular(args):varargs": LEAD_LOGGER,
-    "rlpyt.utils.logging.logger.dump_tabular(kwargs):varargs": LEAD_LOGGER,
 }
 
 

@@ -117,3 +117,19 @@ def test_floatbox_bounds_broadcast_to_its_shape():
     assert space.high[0] == 2.0 and space.low[1] == -1.0 and space.high.dtype == np.float32
     per_element = FloatBox(np.array([-1.0, -2.0]), np.array([1.0, 2.0]))
     assert per_element.shape == (2,) and per_element.high[1] == 2.0
+
+
+def test_bounds_are_low_and_high_and_a_gym_wrapper_reads_its_boxs():
+    import gymnasium
+
+    from rlrun.spaces.composite import Composite
+    from rlrun.spaces.gym_wrapper import GymSpaceWrapper
+
+    box = FloatBox(-2.0, 3.0, shape=2)
+    assert box.bounds[0] is box.low and box.bounds[1] is box.high and IntBox(0, 5).bounds == (0, 5)
+    wrapped = GymSpaceWrapper(gymnasium.spaces.Box(-1.0, 1.0, (3,)))
+    assert wrapped.low.tolist() == [-1.0] * 3 and wrapped.high.tolist() == [1.0] * 3
+    tuple_space = GymSpaceWrapper(gymnasium.spaces.Tuple([gymnasium.spaces.Discrete(2)]))
+    assert isinstance(tuple_space.space, Composite)
+    with pytest.raises(AttributeError, match="only box spaces"):
+        tuple_space.low
