@@ -131,5 +131,5 @@ def test_bounds_are_low_and_high_and_a_gym_wrapper_reads_its_boxs():
     assert wrapped.low.tolist() == [-1.0] * 3 and wrapped.high.tolist() == [1.0] * 3
     tuple_space = GymSpaceWrapper(gymnasium.spaces.Tuple([gymnasium.spaces.Discrete(2)]))
     assert isinstance(tuple_space.space, Composite)
-    with pytest.raises(AttributeError, match="only box spaces"):
-        tuple_space.low
+    with pytest.raises(AttributeError):
+        _ = tuple_space.low
