@@ -168,10 +168,32 @@ def _emit(line: str, color: str | None = None, console: bool = True) -> None:
     console_line = line
     if color is not None and sys.stdout.isatty():
         console_line = f"\x1b[{_COLORS[color]}m{line}\x1b[0m"
-    if _state.console and console:
-        progress.console_print(console_line)  # above the progress bar, when one is on screen
-    for f in _state.text_files.values():
+    for f in _state.text_files.values():  # first: debug.log keeps the line even if the console is gone
         f.write(line + "\n")
+        f.flush()
+    if _state.console and console:
+        try:
+            progress.console_print(console_line)  # above the progress bar, when one is on screen
+        except (BrokenPipeError, ValueError):  # a closed stdout: `| tee` or `| head` ended, ssh dropped
+            _console_lost()
+
+
+def _console_lost() -> None:
+    """Stop writing to a stdout that is gone, so that a run goes on (and records its end in debug.log)
+    instead of failing on its next message; stdout then points at /dev/null, so that Python's flush at
+    exit does not raise either."""
+    for state in (_state, *_saved_states):
+        state.console = False
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout has no file descriptor (closed, or replaced by a test)
+        pass
+    for f in _state.text_files.values():
+        f.write(
+            f"{datetime.datetime.now():%Y-%m-%d %H:%M:%S} | The console (stdout) was closed; logging goes on here only.\n"
+        )
         f.flush()
 
 
