@@ -21,6 +21,8 @@ class RlAlgorithm:
 
     - ``bootstrap_value``: True asks the sampler for ``samples.agent.bootstrap_value``;
     - ``discount``: also given to the sampler's TrajInfo (``DiscountedReturn``);
+    - ``min_steps_learn``: env steps sampled before the first gradient step (replay algorithms
+      fill their replay first; 0 for on-policy ones);
     - ``min_itr_learn``: the first iteration that trains (replay algorithms wait to fill their
       replay); snapshots start there. Known after :meth:`initialize`;
     - ``batch_size``: the samples one gradient step trains on, for the replay ratio columns; None
@@ -31,6 +33,7 @@ class RlAlgorithm:
     opt_info_fields: tuple[str, ...] = ()
     bootstrap_value: bool = False
     discount: float = 1.0
+    min_steps_learn: int = 0
     min_itr_learn: int = 0
     batch_size: int | None = None
     update_counter: int = 0

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 from collections.abc import Sequence
 
 from rlrun.cli import doctor, play, plot, train
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "suggest_option"]
 
 COMMANDS = {
     "train": (train, "train an algorithm on an env from a ready-made config, with overrides"),
@@ -27,8 +28,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return subparsers.choices[command]
+
+
+def _normal(option: str) -> str:
+    return option.lower().replace("_", "-")
+
+
+def suggest_option(unknown: str, options: Sequence[str]) -> str | None:
+    """The option a mistyped ``unknown`` most likely meant (``--n_step`` -> ``--n-steps``), or None."""
+    by_normal = {_normal(o): o for o in options if o.startswith("--")}
+    name = _normal(unknown.split("=", 1)[0])
+    close = difflib.get_close_matches(name, list(by_normal), n=1, cutoff=0.6)
+    return by_normal[close[0]] if close else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        command_parser = _command_parser(parser, args.command)
+        options = list(command_parser._option_string_actions)
+        lines = []
+        for word in unknown:
+            guess = suggest_option(word, options) if word.startswith("-") else None
+            lines.append(f"{word}: did you mean {guess}?" if guess else f"{word}: not an option of this command")
+        print(command_parser.format_usage().rstrip(), file=sys.stderr)
+        print(f"rlrun {args.command}: unrecognized argument(s): " + "; ".join(lines), file=sys.stderr)
+        print(f"(all options: rlrun {args.command} --help)", file=sys.stderr)
+        return 2
     module, _ = COMMANDS[args.command]
     try:
         return module.main(args)

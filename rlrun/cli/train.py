@@ -27,6 +27,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from rlrun.algos.base import RlAlgorithm
 from rlrun.experiments.builder import SAMPLERS, build_runner
 from rlrun.experiments.registry import (
     ALGOS,
@@ -38,20 +39,37 @@ from rlrun.experiments.registry import (
     select_config,
 )
 
-__all__ = ["add_arguments", "main", "resolve_config", "format_config", "resumed_args", "stored_args", "resolved_run"]
+__all__ = [
+    "add_arguments",
+    "main",
+    "resolve_config",
+    "check_can_learn",
+    "format_config",
+    "resumed_args",
+    "stored_args",
+    "resolved_run",
+]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--algo", choices=ALGOS, help="(required, unless --resume)")
     parser.add_argument("--env", help="a Gymnasium id (CartPole-v1, Pendulum-v1, Hopper-v5) or an ALE game (pong) (required, unless --resume)")  # fmt: skip
-    parser.add_argument("--sampler", default="serial", choices=SAMPLERS, help="(default: %(default)s)")
-    parser.add_argument("--steps", type=_count, default=None, help="env steps to train (runner.n_steps)")
-    parser.add_argument("--n-envs", type=_positive, default=None, help="training envs (sampler.batch_B)")
-    parser.add_argument("--batch-T", type=_positive, default=None, help="steps per env per batch (sampler.batch_T)")
-    parser.add_argument("--log-interval", type=_positive, default=None, help="env steps between log rows")
-    parser.add_argument("--eval-envs", type=int, default=None, help="evaluation envs; 0 disables evaluation")
-    parser.add_argument("--workers", type=_positive, default=None, help="worker processes of a parallel sampler")
-    parser.add_argument("--cuda-idx", type=int, default=None, help="the GPU to train on (default: the CPU)")
+    parser.add_argument("--sampler", "--sample_mode", default="serial", choices=SAMPLERS, help="(default: %(default)s)")  # fmt: skip
+    parser.add_argument(
+        "--steps", "--n-steps", "--n_steps", type=_count, default=None,
+        help="env steps to train (runner.n_steps; default: the config's, printed at the start, e.g. 100k on CartPole)",
+    )  # fmt: skip
+    parser.add_argument("--n-envs", "--batch-B", "--batch_B", type=_positive, default=None, help="training envs (sampler.batch_B; default: the config's)")  # fmt: skip
+    parser.add_argument("--batch-T", "--batch_T", type=_positive, default=None, help="steps per env per batch (sampler.batch_T; default: the config's)")  # fmt: skip
+    parser.add_argument(
+        "--log-interval", "--log-interval-steps", "--log_interval_steps", type=_positive, default=None,
+        help="env steps between log rows (default: the config's)",
+    )  # fmt: skip
+    parser.add_argument("--eval-envs", "--eval_n_envs", type=int, default=None, help="evaluation envs; 0 disables evaluation (default: the config's)")  # fmt: skip
+    parser.add_argument("--workers", "--n_parallel", type=_positive, default=None, help="worker processes of a parallel sampler (default: one per usable CPU, at most one per env)")  # fmt: skip
+    parser.add_argument(
+        "--cuda-idx", "--cuda_idx", type=int, default=None, help="the GPU to train on (default: the CPU)"
+    )
     parser.add_argument(
         "--torch-threads", type=_positive, default=None, metavar="N",
         help="torch threads of the training process (default: 1 for MLPs; for Atari networks, the CPUs the "
@@ -64,8 +82,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="override one config value (repeatable), e.g. algo.learning_rate=1e-3",
     )  # fmt: skip
     parser.add_argument("--seed", type=int, default=None, help="(default: drawn, and logged in params.json)")
-    parser.add_argument("--log-dir", default=None, help="(default: ALGO_ENV)")
-    parser.add_argument("--run-id", default="0", help="the run folder is run_<run-id> (default: %(default)s)")
+    parser.add_argument("--log-dir", "--log_dir", default=None, help="(default: ALGO_ENV)")
+    parser.add_argument("--run-id", "--run_ID", default="0", help="the run folder is run_<run-id> (default: %(default)s)")  # fmt: skip
     parser.add_argument("--name", default=None, help="the experiment's name in params.json (default: ALGO_ENV)")
     parser.add_argument(
         "--checkpoint-every", type=int, default=1, metavar="LOG_ROWS",
@@ -173,6 +191,25 @@ def resolve_config(args: argparse.Namespace) -> tuple[EnvChoice, str, dict[str, 
     return env, source, config
 
 
+def check_can_learn(algo_name: str, algo: RlAlgorithm, config: dict[str, Any]) -> None:
+    """Refuse a run that would end without one gradient step: fewer steps than one batch, or than the
+    replay algorithms' ``min_steps_learn``."""
+    n_steps = int(config["runner"]["n_steps"])
+    batch = int(config["sampler"]["batch_T"]) * int(config["sampler"]["batch_B"])
+    if n_steps < batch:
+        raise ConfigError(
+            f"--steps {n_steps:,} is less than one batch ({batch:,} = batch_T x batch_B): the run would not "
+            f"train. Give --steps {batch:,} or more, or a smaller --batch-T / --n-envs."
+        )
+    learn_from = algo.min_steps_learn  # the replay algorithms' warm-up; 0 for A2C and PPO
+    if learn_from and learn_from >= n_steps:
+        raise ConfigError(
+            f"{algo_name} starts learning after {int(learn_from):,} env steps (algo.min_steps_learn), but the run "
+            f"has {n_steps:,} (--steps): it would end without one gradient step. Give --steps above "
+            f"{int(learn_from):,}, or start learning sooner with --set algo.min_steps_learn=N."
+        )
+
+
 def format_config(config: dict[str, Any]) -> list[str]:
     """One line per non-empty section: ``  algo: discount=0.99 learning_rate=0.001 ...``."""
     lines = []
@@ -215,6 +252,7 @@ def main(args: argparse.Namespace, write: Callable[[str], Any] = print) -> int:
         runner = build_runner(
             args.algo, env, built, args.sampler, recurrent, args.workers, args.cuda_idx, seed, args.torch_threads
         )
+        check_can_learn(args.algo, runner.algo, config)
     except ConfigError as error:
         print(f"rlrun train: {error}", file=sys.stderr)
         return 2
