@@ -19,6 +19,9 @@ EXTRAS = {
     "mujoco": ["mujoco>=3.0", "imageio>=2.14"],
     "tensorboard": ["tensorboard>=2.10"],
     "plotting": ["matplotlib>=3.5"],
+    # videos of play and evaluation: imageio with imageio-ffmpeg's bundled ffmpeg; Gymnasium draws its
+    # classic-control and Box2D envs with pygame (for `rlrun play --render` and rgb_array frames alike)
+    "video": ["imageio>=2.14", "imageio-ffmpeg>=0.4", "pygame>=2.1"],
     "tests": [
         "pytest>=7",
         "pytest-timeout>=2.1",
@@ -27,6 +30,8 @@ EXTRAS = {
         "matplotlib>=3.5",
         "mujoco>=3.0",  # MuJoCo configs, example_2 and the HalfCheetah check
         "imageio>=2.14",
+        "imageio-ffmpeg>=0.4",  # videos: rlrun play --video, RecordVideo
+        "pygame>=2.1",  # Gymnasium's rgb_array frames of CartPole
         "stable-baselines3>=2.0",  # the benchmarks' side-by-side runs, smoke-tested
         "tensorboard>=2.10",  # event files written and read back
         "ruff>=0.17.6,<0.18",  # CI checks formatting too: a formatter release may restyle code

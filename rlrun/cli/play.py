@@ -2,6 +2,7 @@
 
     rlrun play data/local/20261202/061500/a2c_CartPole-v1/run_0 --episodes 5
     rlrun play RUN_DIR --render                # watch it (Gymnasium's render_mode="human")
+    rlrun play RUN_DIR --video play.mp4        # record it, headless (rgb_array frames, ffmpeg)
 
 The agent, its model and the env are rebuilt from the run's ``params.json`` (the command that started
 it), the weights come from its newest snapshot (``params.pkl``). The agent acts in eval mode at the
@@ -24,12 +25,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--episodes", type=int, default=5, help="episodes to play (default: %(default)s)")
     parser.add_argument("--max-steps", type=int, default=None, help="end an episode after this many steps")
     parser.add_argument("--render", action="store_true", help="show the env (render_mode='human'; not for Atari)")
+    parser.add_argument(
+        "--video", default=None, metavar="PATH.mp4",
+        help="record the episodes into this mp4, one frame per step, without a display (Atari too)",
+    )  # fmt: skip
 
 
 def main(args: argparse.Namespace, write: Callable[[str], Any] = print) -> int:
     import sys
 
+    import gymnasium
+
     from rlrun.cli.train import resolved_run
+    from rlrun.envs.video import RecordVideo
     from rlrun.experiments.builder import build_runner
     from rlrun.experiments.registry import ConfigError
     from rlrun.runners.play import play_episodes
@@ -37,6 +45,9 @@ def main(args: argparse.Namespace, write: Callable[[str], Any] = print) -> int:
 
     if args.episodes < 1:
         print(f"rlrun play: --episodes {args.episodes}: play at least one.", file=sys.stderr)
+        return 2
+    if args.render and args.video:
+        print("rlrun play: give --render (a window) or --video (a file), not both.", file=sys.stderr)
         return 2
     try:
         run_args, env_choice, config = resolved_run(args.run)
@@ -50,11 +61,17 @@ def main(args: argparse.Namespace, write: Callable[[str], Any] = print) -> int:
         print(f"rlrun play: {error}", file=sys.stderr)
         return 2
     sampler, agent = runner.sampler, runner.agent
-    env_kwargs = dict(getattr(sampler, "eval_env_kwargs", None) or sampler.env_kwargs)
-    if args.render:
+    env_kwargs = dict(sampler.eval_env_kwargs or sampler.env_kwargs)
+    atari = env_choice.family == "atari"
+    if args.render and not atari:
         env_kwargs["render_mode"] = "human"
-    env = sampler.EnvCls(**env_kwargs)
+    if args.video and not atari:
+        env_kwargs["render_mode"] = "rgb_array"
+    env = None
     try:
+        env = sampler.EnvCls(**env_kwargs)  # a Gymnasium env draws at its probe reset with --render
+        if args.video:
+            env = RecordVideo(env, args.video)
         agent.initialize(env.spaces)
         agent.load_state_dict(snapshot["agent_state_dict"])
         write(f"rlrun play: {run_args.algo} on {env_choice.name}, snapshot of iteration {snapshot['itr']} "
@@ -62,7 +79,17 @@ def main(args: argparse.Namespace, write: Callable[[str], Any] = print) -> int:
         returns = play_episodes(agent, env, args.episodes, itr=snapshot["itr"], max_steps=args.max_steps)
         for episode, episode_return in enumerate(returns, 1):
             write(f"episode {episode}: return {episode_return:g}")
+    except gymnasium.error.DependencyNotInstalled:
+        print(f"rlrun play --render: Gymnasium draws {env_choice.name} with pygame, which is not installed: "
+              "pip install 'rlrun[video]'", file=sys.stderr)  # fmt: skip
+        return 2
+    except ImportError as error:  # the video extra is missing
+        print(f"rlrun play --video: {error}", file=sys.stderr)
+        return 2
     finally:
-        env.close()
+        if env is not None:
+            env.close()
     write(f"average return over {len(returns)} episodes: {sum(returns) / len(returns):g}")
+    if isinstance(env, RecordVideo):
+        write(f"video: {env.writer.path} ({env.frames} frames at {env.writer.fps:g} fps)")
     return 0

@@ -28,6 +28,7 @@ from rlrun.envs.mujoco_ids import current_mujoco_id
 from rlrun.envs.validation import EnvValidationError, check_action, check_observation, check_reward
 from rlrun.spaces.gym_wrapper import GymSpaceWrapper, field_name
 from rlrun.utils.collections import namedtuple
+from rlrun.utils.video import VIDEO_EXTRA
 
 __all__ = ["GymEnvWrapper", "make", "EnvInfoConverter"]
 
@@ -270,6 +271,32 @@ class GymEnvWrapper(Env):
 
     def render(self, *args: Any, **kwargs: Any) -> Any:
         return self.env.render(*args, **kwargs)
+
+    def rgb_frame(self) -> np.ndarray:
+        """The current frame as an ``[H, W, 3]`` uint8 image (for videos: ``RecordVideo``); the env must be
+        made with ``render_mode="rgb_array"``."""
+        import gymnasium
+
+        try:
+            mode = self.env.render_mode
+        except AttributeError:  # an old gym env
+            mode = None
+        if mode != "rgb_array":
+            raise ValueError(
+                f"{self._env_id()}: rgb_frame() needs the env made with render_mode='rgb_array' "
+                f"(it has {mode!r}): make(id, render_mode='rgb_array')."
+            )
+        try:
+            frame = self.env.render()
+        except gymnasium.error.DependencyNotInstalled as error:
+            raise ImportError(f"{self._env_id()} draws its frames with pygame, which is not installed: {VIDEO_EXTRA}.") from error  # fmt: skip
+        return np.asarray(frame, dtype=np.uint8)
+
+    @property
+    def render_fps(self) -> float:
+        """Frames a second of a video at the env's speed: its ``metadata["render_fps"]``, else 30."""
+        fps = self.env.metadata.get("render_fps")
+        return float(fps) if fps else 30.0
 
     def close(self) -> None:
         self.env.close()

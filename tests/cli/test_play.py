@@ -36,3 +36,37 @@ def test_play_of_a_folder_not_made_by_rlrun_train_exits_2_naming_the_recipe(tmp_
     assert main(["play", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "started by a script" in err and "docs/checkpoints.md" in err
+
+
+def test_play_records_a_video_headless_with_one_frame_per_step(tmp_path, capsys):
+    import imageio.v2 as imageio
+
+    assert main([*TRAIN, "--log-dir", str(tmp_path)]) == 0
+    capsys.readouterr()
+    video = tmp_path / "play.mp4"
+    assert main(["play", str(tmp_path / "run_0"), "--episodes", "2", "--max-steps", "20", "--video", str(video)]) == 0
+    out = capsys.readouterr().out
+    reader = imageio.get_reader(str(video))
+    frames = reader.count_frames()
+    reader.close()
+    # 2 episodes of at most 20 steps: a frame per step, plus one per reset (the first, each episode's
+    # end, and the reset after the last episode that play makes)
+    assert 3 <= frames <= 2 * 20 + 3
+    assert f"video: {video} ({frames} frames at 50 fps)" in out
+
+
+def test_render_without_pygame_says_which_extra_in_one_line(tmp_path, capsys, monkeypatch):
+    import gymnasium
+
+    assert main([*TRAIN, "--log-dir", str(tmp_path)]) == 0
+    capsys.readouterr()
+
+    def no_pygame(self, *args, **kwargs):
+        raise gymnasium.error.DependencyNotInstalled(
+            'pygame is not installed, run `pip install "gymnasium[classic-control]"`'
+        )
+
+    monkeypatch.setattr(gymnasium.envs.classic_control.cartpole.CartPoleEnv, "render", no_pygame)
+    assert main(["play", str(tmp_path / "run_0"), "--render"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "pygame" in err and "pip install 'rlrun[video]'" in err

@@ -311,6 +311,18 @@ class AtariEnv(Env):
         plt.pause(max(wait, 1) / 1000)
         return image
 
+    def rgb_frame(self) -> np.ndarray:
+        """The emulator's current colour screen, ``[210, 160, 3]`` uint8 (for videos: ``RecordVideo``)."""
+        if self.ale is None:
+            raise RuntimeError("AtariEnv.rgb_frame(): this env was closed; make a new one.")
+        frame: np.ndarray = self.ale.getScreenRGB()
+        return frame
+
+    @property
+    def render_fps(self) -> float:
+        """Frames a second of a video at the game's speed: 60 Hz over the frame skip."""
+        return 60.0 / self._frame_skip
+
     def get_action_meanings(self) -> list[str]:
         """Names of the actions, in action-index order (e.g. ``['NOOP', 'FIRE', 'RIGHT', ...]``)."""
         return [ACTION_MEANING[code] for code in self._action_codes]
