@@ -99,6 +99,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(--steps may raise the total; other options are taken from the first command)",
     )  # fmt: skip
     parser.add_argument(
+        "--tensorboard", action="store_true",
+        help="also write TensorBoard event files into the run folder (the tensorboard extra); view them with "
+        "`tensorboard --logdir RUN_DIR`",
+    )  # fmt: skip
+    parser.add_argument(
         "--progress-bar", action=argparse.BooleanOptionalAction, default=None,
         help="show the progress bar (default: on a terminal only, or as RLRUN_PROGRESS says)",
     )  # fmt: skip
@@ -253,6 +258,11 @@ def main(args: argparse.Namespace, write: Callable[[str], Any] = print) -> int:
             args.algo, env, built, args.sampler, recurrent, args.workers, args.cuda_idx, seed, args.torch_threads
         )
         check_can_learn(args.algo, runner.algo, config)
+        if args.tensorboard:
+            try:
+                import torch.utils.tensorboard  # noqa: F401
+            except ImportError as error:
+                raise ConfigError("--tensorboard needs TensorBoard: pip install 'rlrun[tensorboard]'.") from error
     except ConfigError as error:
         print(f"rlrun train: {error}", file=sys.stderr)
         return 2
@@ -268,9 +278,14 @@ def main(args: argparse.Namespace, write: Callable[[str], Any] = print) -> int:
     )  # fmt: skip
     if args.resume:
         log_dir, run_id = os.path.dirname(args.resume), os.path.basename(args.resume).removeprefix("run_")
-        context = logger_context(log_dir, run_id, name, params, snapshot_mode="last", resume=True)
+        context = logger_context(
+            log_dir, run_id, name, params, snapshot_mode="last", resume=True, use_summary_writer=args.tensorboard
+        )
     else:  # a snapshot of the agent at each log row, for `rlrun play`
-        context = logger_context(args.log_dir or default_name, args.run_id, name, params, snapshot_mode="last")
+        context = logger_context(
+            args.log_dir or default_name, args.run_id, name, params, snapshot_mode="last",
+            use_summary_writer=args.tensorboard,
+        )  # fmt: skip
     with context as run_dir:
         runner.train()
         logger.log(f"Run folder: {run_dir}")

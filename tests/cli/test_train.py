@@ -246,3 +246,16 @@ def test_torch_threads_sets_the_training_processs_threads(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["train", "--algo", "a2c", *DISCRETE, "--torch-threads", "0"])
     assert "--torch-threads: 0 is not a positive integer" in capsys.readouterr().err
+
+
+def test_tensorboard_flag_writes_event_files_with_the_progress_columns(tmp_path, capsys):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    run_dir = train(tmp_path, capsys, "--algo", "a2c", *DISCRETE, "--tensorboard")
+    assert any(name.startswith("events.out.tfevents") for name in os.listdir(run_dir))
+    events = EventAccumulator(run_dir)
+    events.Reload()
+    tags = events.Tags()["scalars"]
+    assert any(tag.endswith("StepsPerSecond") for tag in tags), tags
+    steps = [e.step for e in events.Scalars(next(t for t in tags if t.endswith("StepsPerSecond")))]
+    assert len(steps) >= 2  # one value per log row
