@@ -6,6 +6,7 @@ from typing import Any
 
 from rlrun.spaces.composite import Composite
 from rlrun.spaces.float_box import FloatBox
+from rlrun.spaces.gym_wrapper import GymSpaceWrapper
 from rlrun.spaces.int_box import IntBox
 
 __all__ = [
@@ -19,8 +20,7 @@ __all__ = [
 
 def unwrap_space(space: Any) -> Any:
     """The rlrun space inside a ``GymSpaceWrapper``; other spaces pass through."""
-    inner = getattr(space, "space", None)
-    return space if inner is None else inner
+    return space.space if isinstance(space, GymSpaceWrapper) else space
 
 
 def discrete_action_size(agent: object, space: Any) -> int:

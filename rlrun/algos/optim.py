@@ -115,7 +115,7 @@ def fast_optim_kwargs(
         return optim_kwargs
     if OptimCls in _FUSED and _TORCH_HAS_CPU_FUSED:
         return {**optim_kwargs, "fused": True}
-    is_torch_optimizer = getattr(OptimCls, "__module__", "").startswith("torch.optim")
+    is_torch_optimizer = OptimCls.__module__.startswith("torch.optim")
     if is_torch_optimizer and "foreach" in inspect.signature(OptimCls).parameters:
         return {**optim_kwargs, "foreach": True}
     return optim_kwargs

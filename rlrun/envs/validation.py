@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from rlrun.spaces.base import Space
-from rlrun.utils.collections import is_namedtuple
+from rlrun.utils.collections import fields_of, is_namedtuple
 
 __all__ = [
     "EnvValidationError",
@@ -120,7 +120,7 @@ def _check_done(env: Any, done: Any) -> None:
 
 
 def _is_env_step(step: Any) -> bool:
-    return isinstance(step, tuple) and getattr(step, "_fields", None) == ("observation", "reward", "done", "env_info")
+    return fields_of(step) == ("observation", "reward", "done", "env_info")
 
 
 def validate_env(env: Any, n_steps: int = 1, check_nan: bool = True) -> None:

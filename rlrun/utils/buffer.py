@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from rlrun.utils.collections import is_namedtuple, namedarraytuple_like
+from rlrun.utils.collections import fields_of, is_namedtuple, namedarraytuple_like
 from rlrun.utils.shared_memory import np_mp_array
 
 __all__ = [
@@ -157,7 +157,7 @@ def get_leading_dims(buffer_: Any, n_dim: int = 1) -> tuple[int, ...] | None:
         if b is None:
             return
         if _is_node(b):
-            names = getattr(b, "_fields", None) or [str(i) for i in range(len(b))]
+            names = fields_of(b) or [str(i) for i in range(len(b))]
             for name, x in zip(names, b):
                 collect(x, f"{path}.{name}")
             return

@@ -27,6 +27,8 @@ __all__ = [
     "is_namedtuple_class",
     "is_namedarraytuple",
     "is_namedarraytuple_class",
+    "fields_of",
+    "optional_field",
     "RESERVED_NAMES",
 ]
 
@@ -46,7 +48,7 @@ class _CachedTupleMeta(type):
 
 
 def _reduce_class(cls: Any):
-    if getattr(cls, "_is_namedarraytuple", False):
+    if issubclass(cls, NamedArrayTuple):
         return _rebuild_class, ("namedarraytuple", cls.__name__, tuple(cls._fields), None)
     defaults = tuple(cls._field_defaults[f] for f in cls._fields if f in cls._field_defaults)
     return _rebuild_class, ("namedtuple", cls.__name__, tuple(cls._fields), defaults or None)
@@ -129,15 +131,15 @@ class NamedArrayTuple(tuple):
         ``value`` is either a structure with the same fields (written field by field, recursively)
         or anything else (a scalar, an array), which is written into every non-None field.
         """
-        if not (isinstance(value, tuple) and getattr(value, "_fields", None) is not None):
+        fields = fields_of(value)
+        if not fields:
             for s in self:
                 if s is not None:
                     s[loc] = value
             return
-        if value._fields != self._fields:  # type: ignore[attr-defined]  # a namedtuple, checked above
+        if fields != self._fields:
             raise ValueError(
-                f"Cannot write {type(value).__name__}{value._fields} into "  # type: ignore[attr-defined]
-                f"{type(self).__name__}{self._fields}: the fields differ."
+                f"Cannot write {type(value).__name__}{fields} into {type(self).__name__}{self._fields}: the fields differ."
             )
         for name, s, v in zip(self._fields, self, value):
             if s is None:
@@ -212,11 +214,25 @@ def is_namedtuple(obj: Any) -> bool:
 
 
 def is_namedarraytuple_class(obj: Any) -> bool:
-    return isinstance(obj, type) and getattr(obj, "_is_namedarraytuple", False)
+    return isinstance(obj, type) and issubclass(obj, NamedArrayTuple)
 
 
 def is_namedarraytuple(obj: Any) -> bool:
-    return getattr(type(obj), "_is_namedarraytuple", False)
+    return isinstance(obj, NamedArrayTuple)
+
+
+def fields_of(obj: Any) -> tuple[str, ...]:
+    """The field names of a namedtuple (namedarraytuples included); ``()`` for anything else."""
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        fields: tuple[str, ...] = obj._fields
+        return fields
+    return ()
+
+
+def optional_field(obj: Any, name: str) -> Any:
+    """Field ``name`` of a namedtuple that has it, else None: for the fields the data model makes
+    optional (``env_info.timeout``, ``samples.agent.bootstrap_value``, ``agent_info.prev_rnn_state``)."""
+    return tuple.__getitem__(obj, obj._fields.index(name)) if name in fields_of(obj) else None
 
 
 def namedarraytuple_like(namedtuple_or_class: Any, classname_suffix: bool = False) -> Any:

@@ -80,7 +80,7 @@ class A2C(PolicyGradientAlgo):
         rlpyt's ``(loss, entropy, perplexity)``; ``pi_loss`` and ``value_loss`` are attributes."""
         agent_inputs = self.agent_inputs(samples)
         return_, advantage, valid = self.process_returns(samples)
-        if getattr(self.agent, "recurrent", False):  # the whole [T, B] batch, from the sampling start state
+        if self.agent.recurrent:  # the whole [T, B] batch, from the sampling start state
             init_rnn_state = rnn_state_from_storage(self.initial_rnn_state(samples))
             dist_info, value, _next_rnn_state = self.agent(*agent_inputs, init_rnn_state)
         else:

@@ -12,7 +12,7 @@ from rlrun.algos.base import RlAlgorithm
 from rlrun.algos.optim import make_optimizer
 from rlrun.distributions.base import Distribution
 from rlrun.utils.buffer import buffer_to
-from rlrun.utils.collections import namedtuple
+from rlrun.utils.collections import namedtuple, optional_field
 from rlrun.utils.returns import generalized_advantage_estimation, generalized_advantage_estimation_tl, valid_from_done
 from rlrun.utils.tensor import valid_mean
 
@@ -72,7 +72,7 @@ def check_recurrent_setup(algo: Any, agent: Any, mid_batch_reset: bool, examples
             "(rlrun.samplers.parallel.gpu.collectors) for GpuSampler and AlternatingSampler."
         )
     agent_info = examples.get("agent_info") if isinstance(examples, dict) else None
-    if agent_info is not None and getattr(agent_info, "prev_rnn_state", None) is None:
+    if agent_info is not None and optional_field(agent_info, "prev_rnn_state") is None:
         raise ValueError(_MISSING_RNN_STATE.format(algo=type(algo).__name__, agent=type(agent).__name__))
 
 
@@ -175,7 +175,7 @@ class PolicyGradientAlgo(RlAlgorithm):
         A recurrent agent needs a sampler that does not reset envs mid-batch (``mid_batch_reset=False``),
         and agent_info with ``prev_rnn_state`` (checked in ``examples`` where given).
         """
-        if getattr(agent, "recurrent", False):
+        if agent.recurrent:
             check_recurrent_setup(self, agent, mid_batch_reset, examples)
         self.agent = agent
         self.n_itr = n_itr
@@ -224,9 +224,9 @@ class PolicyGradientAlgo(RlAlgorithm):
     def initial_rnn_state(self, samples: Any) -> Any:
         """The recurrent state each env's sequence in ``samples`` starts from, batch-first (``[B, N, H]``,
         as the agent stored it in ``agent_info.prev_rnn_state`` at t=0); None for a feedforward agent."""
-        if not getattr(self.agent, "recurrent", False):
+        if not self.agent.recurrent:
             return None
-        stored = getattr(samples.agent.agent_info, "prev_rnn_state", None)
+        stored = optional_field(samples.agent.agent_info, "prev_rnn_state")
         if stored is None:
             raise ValueError(_MISSING_RNN_STATE.format(algo=type(self).__name__, agent=type(self.agent).__name__))
         return stored[0]
@@ -244,13 +244,13 @@ class PolicyGradientAlgo(RlAlgorithm):
         """
         reward, done = samples.env.reward, samples.env.done
         value = samples.agent.agent_info.value
-        bootstrap_value = getattr(samples.agent, "bootstrap_value", None)
+        bootstrap_value = optional_field(samples.agent, "bootstrap_value")
         if bootstrap_value is None:
             raise ValueError(
                 f"{type(self).__name__} needs samples.agent.bootstrap_value: initialize the sampler with "
                 "bootstrap_value=algo.bootstrap_value (the runners do)."
             )
-        timeout = getattr(samples.env.env_info, "timeout", None)
+        timeout = optional_field(samples.env.env_info, "timeout")
         inputs = [reward, value, done, bootstrap_value] + ([] if timeout is None else [timeout])
         # The recursion runs T steps of a few elementwise ops on [B]: in numpy (views of the same memory)
         # each op costs about a microsecond against several in torch, a sixth of an A2C update on CartPole.

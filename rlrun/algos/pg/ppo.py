@@ -94,7 +94,7 @@ class PPO(PolicyGradientAlgo):
     def initialize(self, *args: Any, **kwargs: Any) -> None:
         super().initialize(*args, **kwargs)
         T, B = self.batch_spec.T, self.batch_spec.B
-        if getattr(self.agent, "recurrent", False):
+        if self.agent.recurrent:
             if B < self.minibatches:
                 raise ValueError(
                     f"PPO with a recurrent agent splits the batch's envs into minibatches (whole sequences), so "

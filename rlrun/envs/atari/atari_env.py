@@ -24,7 +24,7 @@ from rlrun.envs.base import Env, EnvStep
 from rlrun.envs.traj_info import TrajInfo
 from rlrun.envs.validation import check_action
 from rlrun.spaces.int_box import IntBox
-from rlrun.utils.collections import namedtuple
+from rlrun.utils.collections import namedtuple, optional_field
 
 __all__ = ["AtariEnv", "AtariTrajInfo", "AtariEnvInfo", "ACTION_MEANING", "ACTION_INDEX", "H", "W"]
 
@@ -70,7 +70,7 @@ class AtariTrajInfo(TrajInfo):
 
     def step(self, observation: Any, action: Any, reward: float, done: bool, agent_info: Any, env_info: Any) -> None:
         super().step(observation, action, reward, done, agent_info, env_info)
-        self.GameScore += float(getattr(env_info, "game_score", 0.0))
+        self.GameScore += float(optional_field(env_info, "game_score") or 0.0)
 
 
 def _is_int(value: Any) -> bool:

@@ -112,7 +112,7 @@ def jsonable(obj: Any) -> Any:
     if isinstance(obj, enum.Enum):
         return obj.name
     if isinstance(obj, type) or (callable(obj) and hasattr(obj, "__qualname__")):
-        return f"{getattr(obj, '__module__', '')}.{obj.__qualname__}"
+        return f"{obj.__module__}.{obj.__qualname__}"
     if dataclasses.is_dataclass(obj):
         return {f.name: jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     return repr(obj)

@@ -609,7 +609,7 @@ def _variant_json(obj: Any) -> Any:
     if isinstance(obj, torch.Tensor):
         return obj.detach().cpu().tolist()
     if callable(obj) and hasattr(obj, "__qualname__"):
-        return f"{getattr(obj, '__module__', '')}.{obj.__qualname__}"
+        return f"{obj.__module__}.{obj.__qualname__}"
     return repr(obj)
 
 
