@@ -93,19 +93,32 @@ def plot_progress(
             band = [(a, lo, hi) for a, lo, hi in zip(xs, *bounds) if not any(map(math.isnan, (a, lo, hi)))]
             if band:
                 bx, blo, bhi = zip(*band)
-                ax.fill_between(bx, blo, bhi, alpha=0.2, color=line.get_color())
+                ax.fill_between(bx, blo, bhi, alpha=0.2, color=line.get_color(), label=BAND_LABEL)
     ax.set_xlabel(x)
     ax.set_ylabel(y)
     if title:
         ax.set_title(title)
     ax.grid(alpha=0.3)
-    if len(runs) > 1:
-        ax.legend()
+    if len(runs) > 1 or ax.collections:  # name the runs, and say what a shaded band is
+        _legend(ax)
     fig.tight_layout()
     os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
     fig.savefig(out_path, dpi=100)
     plt.close(fig)
     return out_path
+
+
+# What the shaded band around a single run's curve is: the log row's episodes, lowest to highest.
+BAND_LABEL = "shaded: min to max of each row's episodes"
+
+
+def _legend(ax) -> None:
+    """A legend in which the band's explanation appears once, however many runs have a band."""
+    handles, labels = ax.get_legend_handles_labels()
+    seen: set[str] = set()
+    kept = [(h, lab) for h, lab in zip(handles, labels) if not (lab in seen or seen.add(lab))]
+    if kept:
+        ax.legend(*zip(*kept), fontsize="small")
 
 
 def _episode_band(data: dict[str, list[float]], y_key: str) -> tuple[list[float], list[float]] | None:
@@ -219,7 +232,7 @@ def plot_runs(
                     band = [(a, lo, hi) for a, lo, hi in zip(x_all, *bounds) if not any(map(math.isnan, (a, lo, hi)))]
                     if band:
                         bx, blo, bhi = zip(*band)
-                        ax.fill_between(bx, blo, bhi, alpha=0.2, color=line.get_color())
+                        ax.fill_between(bx, blo, bhi, alpha=0.2, color=line.get_color(), label=BAND_LABEL)
                 continue
             grid = sorted({a for cx, _ in curves for a in cx})
             columns = [_interpolate(cx, cy, grid) for cx, cy in curves]
@@ -229,12 +242,17 @@ def plot_runs(
             gx = [g for g, _ in points]
             (line,) = ax.plot(gx, [sum(v) / len(v) for _, v in points], label=f"{name} (mean of {len(curves)})")
             ax.fill_between(
-                gx, [min(v) for _, v in points], [max(v) for _, v in points], alpha=0.2, color=line.get_color()
+                gx,
+                [min(v) for _, v in points],
+                [max(v) for _, v in points],
+                alpha=0.2,
+                color=line.get_color(),
+                label=f"{name}: lowest to highest run",
             )
         ax.set_xlabel(x)
         ax.set_ylabel(y)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize="small")
+        _legend(ax)
     if title:
         fig.suptitle(title)
     fig.tight_layout()

@@ -42,3 +42,37 @@ def test_a_missing_column_names_the_columns_the_file_has(tmp_path):
     csv_path = write_progress(tmp_path / "progress.csv", ["Diagnostics/CumSteps", "LossAverage"], [[1, 2]])
     with pytest.raises(KeyError, match="it has: Diagnostics/CumSteps, LossAverage"):
         plot_progress(csv_path, str(tmp_path / "curve.png"))
+
+
+def _legends_drawn(monkeypatch) -> list[list[str]]:
+    """Every legend's texts, captured as the plot functions draw them (they close their figures)."""
+    import matplotlib.axes
+
+    drawn: list[list[str]] = []
+    original = matplotlib.axes.Axes.legend
+
+    def legend(self, *args, **kwargs):
+        made = original(self, *args, **kwargs)
+        drawn.append([t.get_text() for t in made.get_texts()])
+        return made
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "legend", legend)
+    return drawn
+
+
+def test_the_shaded_band_is_named_in_the_legend_once(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from rlrun.utils.plotting import BAND_LABEL, plot_runs
+
+    legends = _legends_drawn(monkeypatch)
+    header = ["CumSteps", "CumTime (s)", "ReturnAverage", "ReturnMin", "ReturnMax"]
+    rows = [[100, 1, 10, 5, 15], [200, 2, 20, 12, 30]]
+    for run in ("a", "b"):
+        (tmp_path / run).mkdir()
+        write_progress(tmp_path / run / "progress.csv", header, rows)
+    plot_progress(str(tmp_path / "a"), str(tmp_path / "one.png"))
+    assert legends[-1] == ["a", BAND_LABEL]  # one run: the band is explained
+    plot_progress([str(tmp_path / "a"), str(tmp_path / "b")], str(tmp_path / "two.png"))
+    assert legends[-1] == ["a", BAND_LABEL, "b"]  # the explanation once, whatever the number of bands
+    plot_runs({"seeds": [str(tmp_path / "a"), str(tmp_path / "b")]}, str(tmp_path / "seeds.png"))
+    assert legends[-1] == ["seeds (mean of 2)", "seeds: lowest to highest run"]
