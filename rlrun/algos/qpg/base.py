@@ -13,8 +13,7 @@ import torch
 from rlrun.algos.base import RlAlgorithm
 from rlrun.algos.dqn.dqn import SamplesToBuffer, SamplesToBufferTl
 from rlrun.algos.optim import clipped_step, fused_adam_kwargs, make_optimizer
-from rlrun.replays.non_sequence.time_limit import TlUniformReplayBuffer
-from rlrun.replays.non_sequence.uniform import UniformReplayBuffer
+from rlrun.replays.factory import make_replay_buffer
 
 __all__ = ["OffPolicyActorCritic", "SamplesToBuffer", "SamplesToBufferTl", "clipped_step", "fused_adam_kwargs"]
 
@@ -142,6 +141,19 @@ class OffPolicyActorCritic(RlAlgorithm):
         """A uniform replay of rows like :meth:`examples_to_buffer`'s, with ``timeout`` when bootstrapping
         through time limits, or ``ReplayBufferCls``."""
         example = self.examples_to_buffer(examples)
+        if self.ReplayBufferCls is None:
+            # The storage keeps timeout when the rows carry it (rlpyt's Tl replays).
+            self.replay_buffer = make_replay_buffer(
+                example,
+                int(self.replay_size),
+                batch_spec.B,
+                discount=self.discount,
+                n_step_return=self.n_step_return,
+                mid_batch_reset=self.mid_batch_reset,
+            )
+            _log.info("%s replay: %r of %d steps.", type(self).__name__, self.replay_buffer, self.replay_buffer.size)
+            return
+        ReplayCls = self.ReplayBufferCls
         replay_kwargs: dict[str, Any] = dict(
             example=example,
             size=int(self.replay_size),
@@ -150,17 +162,14 @@ class OffPolicyActorCritic(RlAlgorithm):
             n_step_return=self.n_step_return,
         )
         if not self.mid_batch_reset:
+            if not _takes_keyword(ReplayCls, "mid_batch_reset"):
+                raise TypeError(
+                    f"ReplayBufferCls={ReplayCls.__name__} takes no mid_batch_reset keyword, which "
+                    f"{type(self).__name__} passes under a wait-reset sampler so that the filler steps after an "
+                    "env's done are never trained on. Accept it (rlrun's replays do), or use a sampler that resets "
+                    "mid-batch."
+                )
             replay_kwargs.update(mid_batch_reset=False)
-        ReplayCls = self.ReplayBufferCls
-        if ReplayCls is None:
-            ReplayCls = TlUniformReplayBuffer if "timeout" in example._fields else UniformReplayBuffer
-        elif "mid_batch_reset" in replay_kwargs and not _takes_keyword(ReplayCls, "mid_batch_reset"):
-            raise TypeError(
-                f"ReplayBufferCls={ReplayCls.__name__} takes no mid_batch_reset keyword, which "
-                f"{type(self).__name__} passes under a wait-reset sampler so that the filler steps after an "
-                "env's done are never trained on. Accept it (rlrun's replays do), or use a sampler that resets "
-                "mid-batch."
-            )
         _log.info("%s replay: %s of %d steps.", type(self).__name__, ReplayCls.__name__, replay_kwargs["size"])
         self.replay_buffer = ReplayCls(**replay_kwargs)
 

@@ -11,8 +11,8 @@ from rlrun.agents.qpg.td3_agent import Td3Agent
 from rlrun.algos.qpg.ddpg import DDPG
 from rlrun.algos.qpg.td3 import TD3
 from rlrun.envs.gym import make
-from rlrun.replays.non_sequence.time_limit import TlUniformReplayBuffer
-from rlrun.replays.non_sequence.uniform import UniformReplayBuffer
+from rlrun.replays.sampling import UniformSampling
+from rlrun.replays.transitions import TransitionReplay
 from rlrun.samplers.serial.sampler import SerialSampler
 
 
@@ -132,7 +132,9 @@ def test_one_real_iteration_on_pendulum_trains_and_uses_a_time_limit_replay(Algo
     try:
         examples = sampler.initialize(agent, seed=0)
         algo.initialize(agent, n_itr=3, batch_spec=sampler.batch_spec, mid_batch_reset=True, examples=examples)
-        assert isinstance(algo.replay_buffer, TlUniformReplayBuffer) and algo.updates_per_optimize == 16
+        replay = algo.replay_buffer
+        assert isinstance(replay, TransitionReplay) and isinstance(replay.sampling, UniformSampling)
+        assert replay.storage.has_timeout and algo.updates_per_optimize == 16
         assert algo.min_itr_learn == 1 and agent.min_itr_learn == 1
         infos = []
         for itr in range(3):
@@ -156,7 +158,7 @@ def test_bootstrap_timelimit_false_stores_no_timeout():
         algo.initialize(agent, n_itr=1, batch_spec=sampler.batch_spec, mid_batch_reset=True, examples=examples)
     finally:
         sampler.shutdown()
-    assert type(algo.replay_buffer) is UniformReplayBuffer and "timeout" not in algo.replay_buffer.samples._fields
+    assert isinstance(algo.replay_buffer, TransitionReplay) and "timeout" not in algo.replay_buffer.samples._fields
 
 
 def test_an_agent_of_another_algorithm_is_refused_with_the_fix():
