@@ -41,7 +41,7 @@ class DQN(RlAlgorithm):
 
     Time limits: when the env reports ``env_info.timeout``, the replay stores it and a time-limit cut
     is not terminal: a window reaching it stops before it and bootstraps from the last observation it
-    holds (see :class:`rlrun.replays.non_sequence.n_step.NStepReturnBuffer`).
+    holds (see :class:`rlrun.replays.transitions.TransitionReplay`).
 
     Replay (:func:`rlrun.replays.factory.make_replay_buffer`): observations that stack image frames
     (uint8 ``[k, H, W]``, e.g. Atari) go to a frame storage that keeps each frame once, others to one
