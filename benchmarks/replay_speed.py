@@ -2,7 +2,9 @@
 
 Each round appends ``T x B`` sampler batches and draws ``batch_B``-transition batches (the prioritized
 replay also takes new priorities), as DQN does per iteration; the rounds of the two buffers alternate, so
-a load on the machine touches both alike. Printed: the median microseconds of one append and of one draw.
+a load on the machine touches both alike. Times are this process's CPU time (``time.process_time``), which
+other processes on a shared machine disturb far less than wall time. Printed: the fastest round's
+microseconds of one append and of one draw, and the median round's.
 Constructs the buffers by keyword only, so the same script times any rlrun version:
 
     PYTHONPATH=. python benchmarks/replay_speed.py
@@ -55,19 +57,20 @@ sample_us: dict[str, list[float]] = {k: [] for k in replays}
 priorities = rng.random(args.batch_B)
 for _ in range(args.rounds):
     for name, replay in replays.items():
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         for i in range(args.calls):
             replay.append_samples(batches[i % len(batches)])
-        append_us[name].append((time.perf_counter() - t0) / args.calls * 1e6)
-        t0 = time.perf_counter()
+        append_us[name].append((time.process_time() - t0) / args.calls * 1e6)
+        t0 = time.process_time()
         for _ in range(args.calls):
             replay.sample_batch(args.batch_B)
             if name == "prioritized":
                 replay.update_batch_priorities(priorities)
-        sample_us[name].append((time.perf_counter() - t0) / args.calls * 1e6)
+        sample_us[name].append((time.process_time() - t0) / args.calls * 1e6)
 for name in replays:
+    a, s = append_us[name], sample_us[name]
     print(
-        f"{name:12s} append_samples({T}x{B}) {statistics.median(append_us[name]):7.1f} us   "
+        f"{name:12s} append_samples({T}x{B}) {min(a):6.1f} us (median {statistics.median(a):6.1f})   "
         f"sample_batch({args.batch_B}){' + update_batch_priorities' if name == 'prioritized' else ''} "
-        f"{statistics.median(sample_us[name]):7.1f} us"
+        f"{min(s):6.1f} us (median {statistics.median(s):6.1f})"
     )
