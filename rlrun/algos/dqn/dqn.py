@@ -206,7 +206,10 @@ class DQN(RlAlgorithm):
         eps_itr_max = max(1, self.min_itr_learn, int(self.eps_steps // self.sampler_bs))
         agent.set_epsilon_itr_min_max(self.min_itr_learn, eps_itr_max)
         self.pri_beta_itr = max(1, int(self.pri_beta_steps // self.sampler_bs))
-        self.initialize_replay_buffer(examples, batch_spec, async_=async_)
+        if async_:
+            self.initialize_replay_buffer(examples, batch_spec, async_=True)
+        else:  # rlpyt's call: subclasses may override it without async_
+            self.initialize_replay_buffer(examples, batch_spec)
 
     def check_agent(self, agent: Any) -> None:
         """Refuse an agent this algorithm cannot train, before anything is built."""
