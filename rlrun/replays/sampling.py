@@ -179,10 +179,6 @@ class PrioritizedSampling:
     def max_priority(self, value: float) -> None:
         self._max_priority[0] = value
 
-    def _new_rows(self, t: int, T: int) -> np.ndarray:
-        """Offsets in the ``T`` rows written from row ``t`` of the rows that start a slot."""
-        return np.arange((-t) % self.interval, T, self.interval)
-
     def appended(self, storage: NStepReturnStorage, t: int, T: int, priorities: np.ndarray | None = None) -> None:
         """Give the new slots the running max priority and refresh every slot whose validity can have
         changed (rows from ``off_backward + seq_len - 1`` before the old cursor to ``off_forward`` after
@@ -190,13 +186,13 @@ class PrioritizedSampling:
         ``[T, B]``, one per row written, of which the slots' first rows are taken) go to the slots
         ``input_priority_shift`` before each new one: the sequence whose training steps these samples
         end (R2D1's input priorities)."""
-        offsets = self._new_rows(t, T)
-        slots = ((t + offsets) // self.interval) % self.n_slots
+        rows = np.arange(t + (-t) % self.interval, t + T, self.interval)  # the new rows that start a slot
+        slots = (rows // self.interval) % self.n_slots
         self.priorities[slots] = self.max_priority**self.alpha
         if priorities is not None and slots.size:
             p = np.asarray(priorities, dtype=np.float64)
             if p.shape == (T, storage.B):
-                p = p[offsets]
+                p = p[rows - t]
             if p.shape not in ((storage.B,), (len(slots), storage.B)) or not np.all(np.isfinite(p)):
                 raise ValueError(
                     f"Input priorities must be finite, one per env ([{storage.B}]) or per step written "
