@@ -31,7 +31,7 @@ rss0 = proc.memory_info().rss
 example = SamplesToBufferTl(
     np.zeros((4, 104, 80), np.uint8), np.int64(0), np.float32(0), np.bool_(False), np.bool_(False)
 )
-replay = Cls(example, size=size, B=1, discount=0.99, n_step_return=1)
+replay = Cls(example=example, size=size, B=1, discount=0.99, n_step_return=1)
 rng = np.random.default_rng(0)
 pool = rng.integers(0, 256, (509, 104, 80), dtype=np.uint8)  # frames cycled through (content does not matter)
 stack = np.zeros((4, 104, 80), np.uint8)

@@ -1,11 +1,12 @@
 """Replays shared between processes: the copiers of an asynchronous run append, the optimiser draws.
 
-An asynchronous buffer is its synchronous self built in shared memory (the storage's arrays, its
+An asynchronous replay is its synchronous self built in shared memory (the storage's arrays, its
 cursor, and a prioritized rule's priorities, sum tree and running maximum), plus an
 :class:`~rlrun.utils.synchronize.RWLock`: appends and priority updates hold the write side, draws
 the read side. A draw copies what it returns (fancy indexing) before it lets go, so a batch never
 mixes rows from before and after an append. The lock prefers the writer, so the copiers keep up
-however fast the optimiser draws.
+however fast the optimiser draws. rlrun's replays get both from
+:func:`~rlrun.replays.factory.make_replay_buffer` (``async_=True``) and the ``Async...`` names.
 
 Build the buffer before the processes that use it start; they receive it by fork, or in their
 arguments under spawn and forkserver.
@@ -22,13 +23,13 @@ __all__ = ["AsyncReplayBufferMixin"]
 
 
 class AsyncReplayBufferMixin:
-    """Put first among the bases of a storage replay buffer: ``class AsyncX(AsyncReplayBufferMixin, X)``.
-
-    ``lock_timeout`` (seconds) bounds every wait for the lock; a wait longer than that raises
+    """For a replay of your own, as in rlpyt: ``class AsyncMine(AsyncReplayBufferMixin, Mine)`` takes the
+    lock around ``Mine``'s methods and sets ``async_ = True`` (build the arrays in shared memory when it
+    is). ``lock_timeout`` (seconds) bounds every wait for the lock; a longer wait raises
     :class:`~rlrun.utils.synchronize.LockTimeoutError` (a process died holding it, or is stuck).
     """
 
-    async_ = True  # the buffer classes build their storage in shared memory when True
+    async_ = True
 
     def __init__(self, *args: Any, lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S, **kwargs: Any) -> None:
         self.rw_lock = RWLock(timeout=lock_timeout)
@@ -38,9 +39,11 @@ class AsyncReplayBufferMixin:
         with self.rw_lock.write_lock:
             return super().append_samples(samples)  # type: ignore[misc]
 
-    def sample_batch(self, batch_B: int) -> Any:
+    def sample_batch(self, batch_B: int, batch_T: int | None = None) -> Any:
         with self.rw_lock.read_lock:
-            return super().sample_batch(batch_B)  # type: ignore[misc]
+            if batch_T is None:  # a transition replay's sample_batch takes batch_B alone
+                return super().sample_batch(batch_B)  # type: ignore[misc]
+            return super().sample_batch(batch_B, batch_T)  # type: ignore[misc]
 
     def update_batch_priorities(self, priorities: Any) -> None:
         with self.rw_lock.write_lock:

@@ -1,9 +1,9 @@
 """Rules that pick which stored steps go into a training batch.
 
-A rule has ``sample_idxs(storage, batch_B) -> (T_idxs, B_idxs)`` and ``appended(storage, t, T)``, which
-the buffer calls after each append of ``T`` rows at row ``t`` (for rules that keep per-step state).
-Only steps the storage calls valid (:meth:`~rlrun.replays.n_step.NStepReturnStorage.is_valid`) are
-ever drawn.
+A rule has ``sample_idxs(storage, batch_B) -> (T_idxs, B_idxs)`` and ``appended(storage, t, T,
+priorities=None)``, which the buffer calls after each append of ``T`` rows at row ``t`` (for rules that
+keep per-step state). Only steps the storage calls valid
+(:meth:`~rlrun.replays.storage.NStepReturnStorage.is_valid`) are ever drawn.
 
 Sequence replays draw the first step of ``seq_len`` consecutive steps, and only at rows that are a
 multiple of ``interval`` (where the recurrent state was stored): both rules take these two numbers,
@@ -16,8 +16,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from rlrun.replays.n_step import NStepReturnStorage
 from rlrun.replays.state import copy_into
+from rlrun.replays.storage import NStepReturnStorage
 from rlrun.replays.sum_tree import SumTree
 from rlrun.utils.buffer import build_array
 
@@ -30,7 +30,7 @@ MIN_PRIORITY = 1e-6
 class SamplingRule(Protocol):
     def sample_idxs(self, storage: NStepReturnStorage, batch_B: int) -> tuple[np.ndarray, np.ndarray]: ...
 
-    def appended(self, storage: NStepReturnStorage, t: int, T: int) -> None: ...
+    def appended(self, storage: NStepReturnStorage, t: int, T: int, priorities: np.ndarray | None = None) -> None: ...
 
     def state_dict(self) -> dict[str, Any]: ...
 
@@ -61,8 +61,13 @@ class UniformSampling:
         self.interval = interval
         self.seq_len = seq_len
 
-    def appended(self, storage: NStepReturnStorage, t: int, T: int) -> None:
-        """Nothing to track."""
+    def appended(self, storage: NStepReturnStorage, t: int, T: int, priorities: np.ndarray | None = None) -> None:
+        """Nothing to track; priorities have no use here and are refused."""
+        if priorities is not None:
+            raise ValueError(
+                "A uniform replay got input priorities; build a prioritized one (prioritized=Prioritized("
+                "input_priorities=True) in make_replay_buffer), or append the samples alone."
+            )
 
     def state_dict(self) -> dict[str, Any]:
         """Nothing to keep: draws come from numpy's global generator, which a checkpoint keeps."""
@@ -119,6 +124,8 @@ class PrioritizedSampling:
       samples (:meth:`appended`'s ``priorities``, R2D1's input priorities).
     - :meth:`update_priorities` sets the priorities of the last batch drawn (e.g. ``|TD error|``);
       priorities below ``1e-6`` are raised to it so no valid step becomes impossible to draw.
+    - ``unique=True`` draws without replacement (rlpyt's ``unique``): each batch holds ``batch_B``
+      different slots, so it needs at least that many valid ones.
     - :meth:`is_weights` of the last batch: ``(N P(i))^-beta`` divided by the batch's largest, i.e.
       ``(min_batch p^alpha / p_i^alpha)^beta``, in ``(0, 1]``; they correct the bias of the non-uniform
       draw. Set ``beta`` between draws to anneal it.
@@ -134,6 +141,7 @@ class PrioritizedSampling:
         seq_len: int = 1,
         input_priority_shift: int = 0,
         share_memory: bool = False,
+        unique: bool = False,
     ) -> None:
         if alpha < 0 or beta < 0 or not default_priority > 0:
             raise ValueError(
@@ -154,6 +162,7 @@ class PrioritizedSampling:
         self.interval = interval
         self.seq_len = seq_len
         self.input_priority_shift = input_priority_shift
+        self.unique = unique
         self.n_slots = storage.T // interval
         self.tree = SumTree(self.n_slots * storage.B, share_memory=share_memory)
         self.priorities = build_array(np.zeros((), np.float64), (self.n_slots, storage.B), share_memory)
@@ -170,23 +179,26 @@ class PrioritizedSampling:
     def max_priority(self, value: float) -> None:
         self._max_priority[0] = value
 
-    def _new_slots(self, t: int, T: int) -> np.ndarray:
-        """Slots whose first row lies in the ``T`` rows written from row ``t``."""
-        rows = np.arange(t + (-t) % self.interval, t + T, self.interval)
-        return (rows // self.interval) % self.n_slots
-
-    def appended(self, storage: NStepReturnStorage, t: int, T: int, priorities: Any = None) -> None:
+    def appended(self, storage: NStepReturnStorage, t: int, T: int, priorities: np.ndarray | None = None) -> None:
         """Give the new slots the running max priority and refresh every slot whose validity can have
         changed (rows from ``off_backward + seq_len - 1`` before the old cursor to ``off_forward`` after
-        the new one). ``priorities`` (``[B]``, before ``** alpha``; optional) go to the slots
+        the new one). ``priorities`` (before ``** alpha``; optional; ``[B]`` for all new slots alike, or
+        ``[T, B]``, one per row written, of which the slots' first rows are taken) go to the slots
         ``input_priority_shift`` before each new one: the sequence whose training steps these samples
         end (R2D1's input priorities)."""
-        slots = self._new_slots(t, T)
+        rows = np.arange(t + (-t) % self.interval, t + T, self.interval)  # the new rows that start a slot
+        slots = (rows // self.interval) % self.n_slots
         self.priorities[slots] = self.max_priority**self.alpha
         if priorities is not None and slots.size:
-            p = np.maximum(np.asarray(priorities, dtype=np.float64).reshape(-1), MIN_PRIORITY)
-            if p.shape != (storage.B,) or not np.all(np.isfinite(p)):
-                raise ValueError(f"Input priorities must be {storage.B} finite values (one per env), got {p[:5]}.")
+            p = np.asarray(priorities, dtype=np.float64)
+            if p.shape == (T, storage.B):
+                p = p[rows - t]
+            if p.shape not in ((storage.B,), (len(slots), storage.B)) or not np.all(np.isfinite(p)):
+                raise ValueError(
+                    f"Input priorities must be finite, one per env ([{storage.B}]) or per step written "
+                    f"([{T}, {storage.B}]); got shape {p.shape}."
+                )
+            p = np.maximum(p, MIN_PRIORITY)
             self.max_priority = max(self.max_priority, float(p.max()))
             self.priorities[(slots - self.input_priority_shift) % self.n_slots] = p**self.alpha
         first_row = t - storage.off_backward - (self.seq_len - 1)
@@ -207,10 +219,31 @@ class PrioritizedSampling:
         """``(T_idxs, B_idxs)``, each ``[batch_B]`` int64, drawn in proportion to ``p^alpha``."""
         if not self.tree.total > 0:
             raise _too_few(storage, self.seq_len)
-        leaves, values = self.tree.sample(batch_B)
+        leaves, values = self._draw_unique(batch_B) if self.unique else self.tree.sample(batch_B)
         slots, B_idxs = np.divmod(leaves, storage.B)
         self.last_T_idxs, self.last_B_idxs, self.last_values = slots, B_idxs, values
         return slots * self.interval, B_idxs
+
+    def _draw_unique(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """``n`` different leaves, each draw in proportion to its value among those not yet drawn."""
+        if np.count_nonzero(self.tree.values) < n:
+            raise ValueError(
+                f"unique=True draws {n} different steps, but only {np.count_nonzero(self.tree.values)} can be "
+                "drawn now; draw smaller batches, start learning later, or leave unique=False."
+            )
+        leaves, values = self.tree.sample(n)
+        for _ in range(100):
+            leaves, first = np.unique(leaves, return_index=True)
+            values = values[first]
+            if len(leaves) >= n:
+                break
+            # Redraw twice the shortfall: with skewed priorities most redraws repeat a leaf already drawn.
+            more, more_values = self.tree.sample(2 * (n - len(leaves)))
+            leaves, values = np.concatenate([leaves, more]), np.concatenate([values, more_values])
+        else:
+            raise RuntimeError(f"unique=True: {n} different steps not drawn in 100 rounds (priorities too skewed).")
+        keep = np.random.permutation(len(leaves))[:n]  # np.unique sorted them
+        return leaves[keep], values[keep]
 
     def state_dict(self) -> dict[str, Any]:
         """Priorities, the sum tree, the running max, beta, and the last batch drawn (whose priorities

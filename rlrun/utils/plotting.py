@@ -115,8 +115,11 @@ BAND_LABEL = "shaded: min to max of each row's episodes"
 def _legend(ax) -> None:
     """A legend in which the band's explanation appears once, however many runs have a band."""
     handles, labels = ax.get_legend_handles_labels()
-    seen: set[str] = set()
-    kept = [(h, lab) for h, lab in zip(handles, labels) if not (lab in seen or seen.add(lab))]
+    kept, seen = [], set()
+    for handle, label in zip(handles, labels):
+        if label not in seen:
+            seen.add(label)
+            kept.append((handle, label))
     if kept:
         ax.legend(*zip(*kept), fontsize="small")
 

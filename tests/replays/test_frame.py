@@ -9,7 +9,7 @@ import pytest
 
 from rlrun.algos.dqn.dqn import SamplesToBuffer, SamplesToBufferTl
 from rlrun.envs.atari.atari_env import AtariEnv
-from rlrun.replays.frame import NStepFrameStorage
+from rlrun.replays.frame_storage import NStepFrameStorage
 from rlrun.replays.non_sequence.frame import PrioritizedReplayFrameBuffer, UniformReplayFrameBuffer
 
 pytestmark = pytest.mark.timeout(60)
@@ -123,7 +123,7 @@ def test_frame_replay_rebuilds_what_pong_showed_at_episode_starts_and_across_the
     first = rec.batch(timeout_field)
     # 16 steps per env: the ring wraps every 3.2 batches, through episodes cut every 11 and 17 steps.
     replay = ReplayCls(
-        first[0, 0], size=16 * B, B=B, discount=DISCOUNT, n_step_return=N_STEP, mid_batch_reset=not wait_reset
+        example=first[0, 0], size=16 * B, B=B, discount=DISCOUNT, n_step_return=N_STEP, mid_batch_reset=not wait_reset
     )
     checked, starts = 0, 0
     batch = first

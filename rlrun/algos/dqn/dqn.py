@@ -13,14 +13,7 @@ import torch
 
 from rlrun.algos.base import RlAlgorithm
 from rlrun.algos.optim import clip_grad_norm, make_optimizer, optimizer_parameters
-from rlrun.replays.non_sequence.frame import (
-    AsyncPrioritizedReplayFrameBuffer,
-    AsyncUniformReplayFrameBuffer,
-    PrioritizedReplayFrameBuffer,
-    UniformReplayFrameBuffer,
-)
-from rlrun.replays.non_sequence.prioritized import AsyncPrioritizedReplayBuffer, PrioritizedReplayBuffer
-from rlrun.replays.non_sequence.uniform import AsyncUniformReplayBuffer, UniformReplayBuffer
+from rlrun.replays.factory import Prioritized, make_replay_buffer
 from rlrun.utils.collections import namedarraytuple, namedtuple
 from rlrun.utils.tensor import select_at_indexes
 
@@ -48,11 +41,11 @@ class DQN(RlAlgorithm):
 
     Time limits: when the env reports ``env_info.timeout``, the replay stores it and a time-limit cut
     is not terminal: a window reaching it stops before it and bootstraps from the last observation it
-    holds (see :class:`rlrun.replays.non_sequence.n_step.NStepReturnBuffer`).
+    holds (see :class:`rlrun.replays.transitions.TransitionReplay`).
 
-    Replay: observations that stack image frames (uint8 ``[k, H, W]``, e.g. Atari) go to a frame replay
-    that stores each frame once (:mod:`rlrun.replays.non_sequence.frame`), others to one that stores
-    whole observations. ``prioritized_replay=True`` draws transitions in proportion to ``priority **
+    Replay (:func:`rlrun.replays.factory.make_replay_buffer`): observations that stack image frames
+    (uint8 ``[k, H, W]``, e.g. Atari) go to a frame storage that keeps each frame once, others to one
+    that stores whole observations. ``prioritized_replay=True`` draws transitions in proportion to ``priority **
     pri_alpha``, priorities being ``|TD error|`` after each update (new steps get the largest so far,
     ``default_priority`` at first, which defaults to ``delta_clip``, or 1 without it); each sample's
     loss is then weighted by its importance-sampling weight, whose exponent beta anneals linearly from
@@ -149,29 +142,7 @@ class DQN(RlAlgorithm):
         rank: int = 0,
     ) -> None:
         """Set the agent's epsilon schedule, build the replay from ``examples`` and the optimiser."""
-        self.check_agent(agent)
-        if examples is None:
-            raise ValueError("DQN.initialize needs examples (from sampler.initialize) to build the replay buffer.")
-        self.agent = agent
-        self.n_itr = n_itr
-        self.batch_spec = batch_spec
-        self.mid_batch_reset = mid_batch_reset
-        self.world_size = world_size
-        self.sampler_bs = batch_spec.size
-        self.updates_per_optimize = max(1, round(self.replay_ratio * self.sampler_bs / self.batch_size))
-        _log.info(
-            "DQN: sampler batch %d, training batch %d, replay ratio %s -> %d updates per iteration.",
-            self.sampler_bs,
-            self.batch_size,
-            self.replay_ratio,
-            self.updates_per_optimize,
-        )
-        self.min_itr_learn = int(self.min_steps_learn // self.sampler_bs)
-        # Annealing starts at min_itr_learn, so an earlier end means a step down at min_itr_learn.
-        eps_itr_max = max(1, self.min_itr_learn, int(self.eps_steps // self.sampler_bs))
-        agent.set_epsilon_itr_min_max(self.min_itr_learn, eps_itr_max)
-        self.pri_beta_itr = max(1, int(self.pri_beta_steps // self.sampler_bs))
-        self.initialize_replay_buffer(examples, batch_spec)
+        self._initialize(agent, n_itr, batch_spec, mid_batch_reset, examples, world_size, async_=False)
         self.optim_initialize(rank)
 
     def async_initialize(
@@ -189,24 +160,56 @@ class DQN(RlAlgorithm):
 
         Each :meth:`optimize_agent` call then takes ``updates_per_sync`` gradient steps; the runner calls
         it as often as ``replay_ratio`` allows against the sampler's progress."""
-        self.check_agent(agent)
         if world_size != 1:
             raise ValueError(f"{type(self).__name__}: asynchronous runs train in one optimiser process (world_size=1).")
         if int(self.updates_per_sync) < 1:
             raise ValueError(f"updates_per_sync must be at least 1, got {self.updates_per_sync}.")
+        self._initialize(agent, sampler_n_itr, batch_spec, mid_batch_reset, examples, world_size, async_=True)
+        return self.replay_buffer
+
+    def _initialize(
+        self,
+        agent: Any,
+        n_itr: int,
+        batch_spec: Any,
+        mid_batch_reset: bool,
+        examples: Any,
+        world_size: int,
+        async_: bool,
+    ) -> None:
+        """What :meth:`initialize` and :meth:`async_initialize` share: the agent checked and kept, the
+        update count, the epsilon and beta schedules, and the replay (shared with ``async_``)."""
+        self.check_agent(agent)
+        if examples is None:
+            raise ValueError(
+                f"{type(self).__name__} needs examples (from sampler.initialize) to build the replay buffer."
+            )
         self.agent = agent
-        self.n_itr = sampler_n_itr
+        self.n_itr = n_itr
         self.batch_spec = batch_spec
         self.mid_batch_reset = mid_batch_reset
         self.world_size = world_size
         self.sampler_bs = batch_spec.size
-        self.updates_per_optimize = int(self.updates_per_sync)
+        if async_:
+            self.updates_per_optimize = int(self.updates_per_sync)
+        else:
+            self.updates_per_optimize = max(1, round(self.replay_ratio * self.sampler_bs / self.batch_size))
+            _log.info(
+                "DQN: sampler batch %d, training batch %d, replay ratio %s -> %d updates per iteration.",
+                self.sampler_bs,
+                self.batch_size,
+                self.replay_ratio,
+                self.updates_per_optimize,
+            )
         self.min_itr_learn = int(self.min_steps_learn // self.sampler_bs)
+        # Annealing starts at min_itr_learn, so an earlier end means a step down at min_itr_learn.
         eps_itr_max = max(1, self.min_itr_learn, int(self.eps_steps // self.sampler_bs))
         agent.set_epsilon_itr_min_max(self.min_itr_learn, eps_itr_max)
         self.pri_beta_itr = max(1, int(self.pri_beta_steps // self.sampler_bs))
-        self.initialize_replay_buffer(examples, batch_spec, async_=True)
-        return self.replay_buffer
+        if async_:
+            self.initialize_replay_buffer(examples, batch_spec, async_=True)
+        else:  # rlpyt's call: subclasses may override it without async_
+            self.initialize_replay_buffer(examples, batch_spec)
 
     def check_agent(self, agent: Any) -> None:
         """Refuse an agent this algorithm cannot train, before anything is built."""
@@ -223,10 +226,32 @@ class DQN(RlAlgorithm):
             self.optimizer.load_state_dict(self.initial_optim_state_dict)
 
     def initialize_replay_buffer(self, examples: Any, batch_spec: Any, async_: bool = False) -> None:
-        """A replay whose rows look like :meth:`examples_to_buffer` of the sampler's examples: a frame
-        replay for stacked image frames, prioritized with ``prioritized_replay``, or ``ReplayBufferCls``.
-        ``async_``: its asynchronous variant, in shared memory under a reader-writer lock."""
+        """A replay whose rows look like :meth:`examples_to_buffer` of the sampler's examples: frame storage
+        for stacked image frames, prioritized with ``prioritized_replay``, or ``ReplayBufferCls``.
+        ``async_``: in shared memory under a reader-writer lock."""
         example = self.examples_to_buffer(examples)
+        mid_batch_reset = getattr(self, "mid_batch_reset", True)
+        prioritized = (
+            Prioritized(alpha=self.pri_alpha, beta=self.pri_beta_init, default_priority=self.default_priority)
+            if self.prioritized_replay
+            else None
+        )
+        if self.ReplayBufferCls is None:
+            self.replay_buffer = make_replay_buffer(
+                example,
+                int(self.replay_size),
+                batch_spec.B,
+                discount=self.discount,
+                n_step_return=self.n_step_return,
+                frames=is_frame_stack(getattr(example, "observation", None)),
+                prioritized=prioritized,
+                mid_batch_reset=mid_batch_reset,
+                async_=async_,
+            )
+            _log.info("DQN replay: %r of %d steps.", self.replay_buffer, self.replay_buffer.size)
+            return
+        # rlpyt's way: the class, built with keywords (rlpyt's prioritized buffers take example, size, B so).
+        ReplayCls = self.ReplayBufferCls
         replay_kwargs: dict[str, Any] = dict(
             example=example,
             size=int(self.replay_size),
@@ -234,25 +259,19 @@ class DQN(RlAlgorithm):
             discount=self.discount,
             n_step_return=self.n_step_return,
         )
-        if self.prioritized_replay:
-            replay_kwargs.update(alpha=self.pri_alpha, beta=self.pri_beta_init, default_priority=self.default_priority)
-        if not getattr(self, "mid_batch_reset", True):
-            replay_kwargs.update(mid_batch_reset=False)
-        ReplayCls = self.ReplayBufferCls
-        if (
-            ReplayCls is not None
-            and "mid_batch_reset" in replay_kwargs
-            and not _takes_keyword(ReplayCls, "mid_batch_reset")
-        ):
-            raise TypeError(
-                f"ReplayBufferCls={ReplayCls.__name__} takes no mid_batch_reset keyword, which DQN passes under a "
-                "wait-reset sampler (mid_batch_reset=False) so that the filler steps after an env's done are never "
-                "trained on. Accept it (rlrun's replays do), or use a sampler that resets mid-batch."
+        if prioritized is not None:
+            replay_kwargs.update(
+                alpha=prioritized.alpha, beta=prioritized.beta, default_priority=prioritized.default_priority
             )
-        if ReplayCls is None:
-            frames = is_frame_stack(getattr(example, "observation", None))
-            ReplayCls = _REPLAYS[(bool(self.prioritized_replay), frames, async_)]
-        elif async_ and not getattr(ReplayCls, "async_", False):
+        if not mid_batch_reset:
+            if not _takes_keyword(ReplayCls, "mid_batch_reset"):
+                raise TypeError(
+                    f"ReplayBufferCls={ReplayCls.__name__} takes no mid_batch_reset keyword, which DQN passes under "
+                    "a wait-reset sampler (mid_batch_reset=False) so that the filler steps after an env's done are "
+                    "never trained on. Accept it (rlrun's replays do), or use a sampler that resets mid-batch."
+                )
+            replay_kwargs.update(mid_batch_reset=False)
+        if async_ and not getattr(ReplayCls, "async_", False):
             raise TypeError(
                 f"ReplayBufferCls={ReplayCls.__name__} is not an asynchronous replay (async_ = False), and AsyncRl's "
                 "copier processes and optimiser share the replay. Pass its Async variant (e.g. "
@@ -373,19 +392,6 @@ class DQN(RlAlgorithm):
         if timeout is None:
             return SamplesToBuffer(observation, action, reward, done)
         return SamplesToBufferTl(observation, action, reward, done, timeout)
-
-
-# (prioritized, frames, asynchronous) -> the replay DQN builds when ReplayBufferCls is None.
-_REPLAYS: dict[tuple[bool, bool, bool], type] = {
-    (False, False, False): UniformReplayBuffer,
-    (False, True, False): UniformReplayFrameBuffer,
-    (True, False, False): PrioritizedReplayBuffer,
-    (True, True, False): PrioritizedReplayFrameBuffer,
-    (False, False, True): AsyncUniformReplayBuffer,
-    (False, True, True): AsyncUniformReplayFrameBuffer,
-    (True, False, True): AsyncPrioritizedReplayBuffer,
-    (True, True, True): AsyncPrioritizedReplayFrameBuffer,
-}
 
 
 def _takes_keyword(cls: Any, name: str) -> bool:

@@ -17,9 +17,7 @@ import torch
 
 from rlrun.agents.dqn.r2d1_agent import R2d1AgentBase
 from rlrun.algos.dqn.dqn import DQN, SamplesToBuffer, SamplesToBufferTl, is_frame_stack
-from rlrun.replays.sequence.frame import PrioritizedSequenceReplayFrameBuffer, UniformSequenceReplayFrameBuffer
-from rlrun.replays.sequence.prioritized import PrioritizedSequenceReplayBuffer
-from rlrun.replays.sequence.uniform import UniformSequenceReplayBuffer
+from rlrun.replays.factory import Prioritized, Sequences, make_replay_buffer
 from rlrun.utils.buffer import buffer_func, buffer_method, buffer_to
 from rlrun.utils.collections import namedarraytuple, namedtuple
 from rlrun.utils.returns import discount_return_n_step, valid_from_done
@@ -216,7 +214,8 @@ class R2D1(DQN):
         ``prioritized_replay``, or ``ReplayBufferCls``."""
         if async_:
             raise NotImplementedError(
-                "R2D1 has no asynchronous sequence replay in rlrun yet, so AsyncRl cannot run it; use MinibatchRl."
+                "R2D1 is not offered under AsyncRl yet (its asynchronous run is untested; the shared sequence "
+                "replays exist: make_replay_buffer(..., sequence=..., async_=True)); use MinibatchRl."
             )
         example = self.examples_to_buffer(examples)
         if self.store_rnn_state_interval > 0:
@@ -229,33 +228,51 @@ class R2D1(DQN):
                     "store_rnn_state_interval=0 to start every replayed sequence from zeros."
                 )
             example = self._with_rnn_state(example, agent_info.prev_rnn_state)
-        replay_kwargs: dict[str, Any] = dict(
-            example=example,
-            size=int(self.replay_size),
-            B=batch_spec.B,
-            rnn_state_interval=self.store_rnn_state_interval,
-            batch_T=self.batch_T + self.warmup_T,
-            discount=self.discount,
-            n_step_return=self.n_step_return,
-            mid_batch_reset=self.mid_batch_reset,
-        )
+        prioritized = None
         if self.prioritized_replay:
-            replay_kwargs.update(
+            prioritized = Prioritized(
                 alpha=self.pri_alpha,
                 beta=self.pri_beta_init,
                 default_priority=self.default_priority,
                 input_priorities=self.input_priorities,
                 input_priority_shift=self.input_priority_shift,
             )
-        ReplayCls = self.ReplayBufferCls
-        if ReplayCls is None:
-            frames = is_frame_stack(example.observation)
-            if self.prioritized_replay:
-                ReplayCls = PrioritizedSequenceReplayFrameBuffer if frames else PrioritizedSequenceReplayBuffer
-            else:
-                ReplayCls = UniformSequenceReplayFrameBuffer if frames else UniformSequenceReplayBuffer
-        _log.info("R2D1 replay: %s of %d steps.", ReplayCls.__name__, replay_kwargs["size"])
-        self.replay_buffer = ReplayCls(**replay_kwargs)
+        sequence = Sequences(rnn_state_interval=self.store_rnn_state_interval, batch_T=self.batch_T + self.warmup_T)
+        if self.ReplayBufferCls is None:
+            self.replay_buffer = make_replay_buffer(
+                example,
+                int(self.replay_size),
+                batch_spec.B,
+                discount=self.discount,
+                n_step_return=self.n_step_return,
+                frames=is_frame_stack(example.observation),
+                prioritized=prioritized,
+                sequence=sequence,
+                mid_batch_reset=self.mid_batch_reset,
+            )
+            _log.info("R2D1 replay: %r of %d steps.", self.replay_buffer, self.replay_buffer.size)
+            return
+        # rlpyt's way: the class, built with keywords (rlpyt's prioritized buffers take example, size, B so).
+        replay_kwargs: dict[str, Any] = dict(
+            example=example,
+            size=int(self.replay_size),
+            B=batch_spec.B,
+            rnn_state_interval=sequence.rnn_state_interval,
+            batch_T=sequence.batch_T,
+            discount=self.discount,
+            n_step_return=self.n_step_return,
+            mid_batch_reset=self.mid_batch_reset,
+        )
+        if prioritized is not None:
+            replay_kwargs.update(
+                alpha=prioritized.alpha,
+                beta=prioritized.beta,
+                default_priority=prioritized.default_priority,
+                input_priorities=prioritized.input_priorities,
+                input_priority_shift=prioritized.input_priority_shift,
+            )
+        _log.info("R2D1 replay: %s of %d steps.", self.ReplayBufferCls.__name__, replay_kwargs["size"])
+        self.replay_buffer = self.ReplayBufferCls(**replay_kwargs)
 
     @staticmethod
     def _with_rnn_state(rows: Any, prev_rnn_state: Any) -> Any:

@@ -13,9 +13,7 @@ import torch
 from rlrun.algos.base import RlAlgorithm
 from rlrun.algos.dqn.dqn import SamplesToBuffer, SamplesToBufferTl
 from rlrun.algos.optim import clipped_step, fused_adam_kwargs, make_optimizer
-from rlrun.replays.async_ import AsyncReplayBufferMixin
-from rlrun.replays.non_sequence.time_limit import AsyncTlUniformReplayBuffer, TlUniformReplayBuffer
-from rlrun.replays.non_sequence.uniform import AsyncUniformReplayBuffer, UniformReplayBuffer
+from rlrun.replays.factory import make_replay_buffer
 
 __all__ = ["OffPolicyActorCritic", "SamplesToBuffer", "SamplesToBufferTl", "clipped_step", "fused_adam_kwargs"]
 
@@ -144,6 +142,26 @@ class OffPolicyActorCritic(RlAlgorithm):
         through time limits, or ``ReplayBufferCls``. ``async_``: its asynchronous variant, in shared memory
         under a reader-writer lock."""
         example = self.examples_to_buffer(examples)
+        if self.ReplayBufferCls is None:
+            # The storage keeps timeout when the rows carry it (rlpyt's Tl replays).
+            self.replay_buffer = make_replay_buffer(
+                example,
+                int(self.replay_size),
+                batch_spec.B,
+                discount=self.discount,
+                n_step_return=self.n_step_return,
+                mid_batch_reset=self.mid_batch_reset,
+                async_=async_,
+            )
+            _log.info("%s replay: %r of %d steps.", type(self).__name__, self.replay_buffer, self.replay_buffer.size)
+            return
+        ReplayCls = self.ReplayBufferCls
+        if async_ and not getattr(ReplayCls, "async_", False):  # a user's replay class may not say
+            raise TypeError(
+                f"ReplayBufferCls={ReplayCls.__name__} is not an asynchronous replay, and an asynchronous run shares "
+                "the replay between processes. Pass its Async variant (e.g. AsyncUniformReplayBuffer from "
+                "rlrun.replays.non_sequence.uniform) or leave ReplayBufferCls=None."
+            )
         replay_kwargs: dict[str, Any] = dict(
             example=example,
             size=int(self.replay_size),
@@ -152,27 +170,14 @@ class OffPolicyActorCritic(RlAlgorithm):
             n_step_return=self.n_step_return,
         )
         if not self.mid_batch_reset:
+            if not _takes_keyword(ReplayCls, "mid_batch_reset"):
+                raise TypeError(
+                    f"ReplayBufferCls={ReplayCls.__name__} takes no mid_batch_reset keyword, which "
+                    f"{type(self).__name__} passes under a wait-reset sampler so that the filler steps after an "
+                    "env's done are never trained on. Accept it (rlrun's replays do), or use a sampler that resets "
+                    "mid-batch."
+                )
             replay_kwargs.update(mid_batch_reset=False)
-        ReplayCls = self.ReplayBufferCls
-        if ReplayCls is None:
-            timeout = "timeout" in example._fields
-            if async_:
-                ReplayCls = AsyncTlUniformReplayBuffer if timeout else AsyncUniformReplayBuffer
-            else:
-                ReplayCls = TlUniformReplayBuffer if timeout else UniformReplayBuffer
-        elif async_ and not issubclass(ReplayCls, AsyncReplayBufferMixin):
-            raise TypeError(
-                f"ReplayBufferCls={ReplayCls.__name__} is not an asynchronous replay, and an asynchronous run shares "
-                "the replay between processes. Pass its Async variant (e.g. AsyncUniformReplayBuffer from "
-                "rlrun.replays.non_sequence.uniform) or leave ReplayBufferCls=None."
-            )
-        elif "mid_batch_reset" in replay_kwargs and not _takes_keyword(ReplayCls, "mid_batch_reset"):
-            raise TypeError(
-                f"ReplayBufferCls={ReplayCls.__name__} takes no mid_batch_reset keyword, which "
-                f"{type(self).__name__} passes under a wait-reset sampler so that the filler steps after an "
-                "env's done are never trained on. Accept it (rlrun's replays do), or use a sampler that resets "
-                "mid-batch."
-            )
         _log.info("%s replay: %s of %d steps.", type(self).__name__, ReplayCls.__name__, replay_kwargs["size"])
         self.replay_buffer = ReplayCls(**replay_kwargs)
 

@@ -1,13 +1,12 @@
-"""Replays of single transitions that store each frame of stacked-frame observations once (rlpyt's
-``UniformReplayFrameBuffer`` and ``PrioritizedReplayFrameBuffer``)."""
+"""rlpyt's replays of single transitions that keep each frame of ``[k, H, W]`` frame stacks once (see
+:class:`~rlrun.replays.frame_storage.NStepFrameStorage`)."""
 
 from __future__ import annotations
 
-from rlrun.replays.async_ import AsyncReplayBufferMixin
-from rlrun.replays.frame import NStepFrameStorage
-from rlrun.replays.n_step import NStepReturnStorage
-from rlrun.replays.non_sequence.prioritized import PrioritizedReplayBuffer
-from rlrun.replays.non_sequence.uniform import UniformReplayBuffer
+from typing import Any
+
+from rlrun.replays.factory import Prioritized, replay_parts
+from rlrun.replays.transitions import TransitionReplay
 
 __all__ = [
     "UniformReplayFrameBuffer",
@@ -17,22 +16,77 @@ __all__ = [
 ]
 
 
-class UniformReplayFrameBuffer(UniformReplayBuffer):
-    """:class:`UniformReplayBuffer` over an :class:`~rlrun.replays.frame.NStepFrameStorage`: observations
-    ``[k, H, W]`` cost one frame per step, and sampled stacks are rebuilt with zeros before episode starts."""
+class UniformReplayFrameBuffer(TransitionReplay):
+    """Frames kept once, transitions drawn uniformly. rlpyt's order: ``example``, then keywords."""
 
-    StorageCls: type[NStepReturnStorage] = NStepFrameStorage
+    async_ = False
+
+    def __init__(
+        self,
+        example: Any,
+        *,
+        size: int,
+        B: int,
+        discount: float = 1,
+        n_step_return: int = 1,
+        mid_batch_reset: bool = True,
+    ) -> None:
+        parts = replay_parts(
+            example,
+            size,
+            B,
+            discount=discount,
+            n_step_return=n_step_return,
+            frames=True,
+            mid_batch_reset=mid_batch_reset,
+            async_=self.async_,
+        )
+        super().__init__(parts)
 
 
-class PrioritizedReplayFrameBuffer(PrioritizedReplayBuffer):
-    """:class:`PrioritizedReplayBuffer` over an :class:`~rlrun.replays.frame.NStepFrameStorage`."""
+class PrioritizedReplayFrameBuffer(TransitionReplay):
+    """Frames kept once, transitions drawn by priority. rlpyt's order: the rule's settings, then keywords."""
 
-    StorageCls: type[NStepReturnStorage] = NStepFrameStorage
+    async_ = False
+
+    def __init__(
+        self,
+        alpha: float = 0.6,
+        beta: float = 0.4,
+        default_priority: float = 1,
+        unique: bool = False,
+        input_priorities: bool = False,
+        input_priority_shift: int = 0,
+        *,
+        example: Any,
+        size: int,
+        B: int,
+        discount: float = 1,
+        n_step_return: int = 1,
+        mid_batch_reset: bool = True,
+    ) -> None:
+        rule = Prioritized(alpha, beta, default_priority, unique, input_priorities, input_priority_shift)
+        parts = replay_parts(
+            example,
+            size,
+            B,
+            discount=discount,
+            n_step_return=n_step_return,
+            frames=True,
+            prioritized=rule,
+            mid_batch_reset=mid_batch_reset,
+            async_=self.async_,
+        )
+        super().__init__(parts)
 
 
-class AsyncUniformReplayFrameBuffer(AsyncReplayBufferMixin, UniformReplayFrameBuffer):
+class AsyncUniformReplayFrameBuffer(UniformReplayFrameBuffer):
     """:class:`UniformReplayFrameBuffer` in shared memory under a reader-writer lock (asynchronous runners)."""
 
+    async_ = True
 
-class AsyncPrioritizedReplayFrameBuffer(AsyncReplayBufferMixin, PrioritizedReplayFrameBuffer):
+
+class AsyncPrioritizedReplayFrameBuffer(PrioritizedReplayFrameBuffer):
     """:class:`PrioritizedReplayFrameBuffer` in shared memory under a reader-writer lock (asynchronous runners)."""
+
+    async_ = True

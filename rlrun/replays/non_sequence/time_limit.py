@@ -1,19 +1,16 @@
-"""rlpyt's time-limit replays: replays whose rows carry ``timeout``.
+"""rlpyt's time-limit replays: the plain replays, for rows that carry ``timeout``.
 
 rlpyt needed separate classes to store ``timeout`` and return ``timeout``/``timeout_n``. rlrun's storage
 does this for any example with a ``timeout`` field (and also bootstraps through time-limit cuts, see
-:class:`~rlrun.replays.non_sequence.n_step.NStepReturnBuffer`), so these are the plain replays with a
-check that the field is there.
+:class:`~rlrun.replays.transitions.TransitionReplay`), so these check that the field is there.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from rlrun.replays.async_ import AsyncReplayBufferMixin
-from rlrun.replays.non_sequence.n_step import SamplesFromReplayTl
-from rlrun.replays.non_sequence.prioritized import PrioritizedReplayBuffer
-from rlrun.replays.non_sequence.uniform import UniformReplayBuffer
+from rlrun.replays.factory import Prioritized, replay_parts
+from rlrun.replays.transitions import SamplesFromReplayTl, TransitionReplay
 
 __all__ = [
     "SamplesFromReplayTL",
@@ -31,30 +28,82 @@ def _require_timeout(cls: type, example: Any) -> None:
     if "timeout" not in getattr(example, "_fields", ()):
         raise ValueError(
             f"{cls.__name__} stores time-limit flags: its example needs a field 'timeout' (e.g. "
-            "SamplesToBufferTl from rlrun.algos.dqn.dqn); got fields "
-            f"{getattr(example, '_fields', None)}."
+            f"SamplesToBufferTl from rlrun.algos.dqn.dqn); got fields {getattr(example, '_fields', None)}."
         )
 
 
-class TlUniformReplayBuffer(UniformReplayBuffer):
-    """:class:`UniformReplayBuffer` for rows with ``timeout``; batches are ``SamplesFromReplayTl``."""
+class TlUniformReplayBuffer(TransitionReplay):
+    """Uniform transitions of rows with ``timeout``; batches are ``SamplesFromReplayTl``."""
 
-    def __init__(self, example: Any, *args: Any, **kwargs: Any) -> None:
+    async_ = False
+
+    def __init__(
+        self,
+        example: Any,
+        size: int,
+        B: int,
+        discount: float = 1,
+        n_step_return: int = 1,
+        *,
+        mid_batch_reset: bool = True,
+    ) -> None:
         _require_timeout(type(self), example)
-        super().__init__(example, *args, **kwargs)
+        parts = replay_parts(
+            example,
+            size,
+            B,
+            discount=discount,
+            n_step_return=n_step_return,
+            mid_batch_reset=mid_batch_reset,
+            async_=self.async_,
+        )
+        super().__init__(parts)
 
 
-class TlPrioritizedReplayBuffer(PrioritizedReplayBuffer):
-    """:class:`PrioritizedReplayBuffer` for rows with ``timeout``; batches are ``SamplesFromReplayTlPri``."""
+class TlPrioritizedReplayBuffer(TransitionReplay):
+    """Prioritized transitions of rows with ``timeout``; batches are ``SamplesFromReplayTlPri``. rlpyt's
+    order: the rule's settings, then keywords."""
 
-    def __init__(self, example: Any, *args: Any, **kwargs: Any) -> None:
+    async_ = False
+
+    def __init__(
+        self,
+        alpha: float = 0.6,
+        beta: float = 0.4,
+        default_priority: float = 1,
+        unique: bool = False,
+        input_priorities: bool = False,
+        input_priority_shift: int = 0,
+        *,
+        example: Any,
+        size: int,
+        B: int,
+        discount: float = 1,
+        n_step_return: int = 1,
+        mid_batch_reset: bool = True,
+    ) -> None:
         _require_timeout(type(self), example)
-        super().__init__(example, *args, **kwargs)
+        rule = Prioritized(alpha, beta, default_priority, unique, input_priorities, input_priority_shift)
+        parts = replay_parts(
+            example,
+            size,
+            B,
+            discount=discount,
+            n_step_return=n_step_return,
+            prioritized=rule,
+            mid_batch_reset=mid_batch_reset,
+            async_=self.async_,
+        )
+        super().__init__(parts)
 
 
-class AsyncTlUniformReplayBuffer(AsyncReplayBufferMixin, TlUniformReplayBuffer):
+class AsyncTlUniformReplayBuffer(TlUniformReplayBuffer):
     """:class:`TlUniformReplayBuffer` in shared memory under a reader-writer lock (asynchronous runners)."""
 
+    async_ = True
 
-class AsyncTlPrioritizedReplayBuffer(AsyncReplayBufferMixin, TlPrioritizedReplayBuffer):
+
+class AsyncTlPrioritizedReplayBuffer(TlPrioritizedReplayBuffer):
     """:class:`TlPrioritizedReplayBuffer` in shared memory under a reader-writer lock (asynchronous runners)."""
+
+    async_ = True

@@ -1,28 +1,21 @@
-"""Uniform replay of single transitions with n-step returns (rlpyt's ``UniformReplayBuffer``)."""
+"""rlpyt's uniform replays of single transitions: whole observations, uniform draws."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from rlrun.replays.async_ import AsyncReplayBufferMixin
-from rlrun.replays.n_step import NStepReturnStorage
-from rlrun.replays.non_sequence.n_step import NStepReturnBuffer
-from rlrun.replays.sampling import UniformSampling
+from rlrun.replays.factory import replay_parts
+from rlrun.replays.transitions import TransitionReplay
 
 __all__ = ["UniformReplayBuffer", "AsyncUniformReplayBuffer"]
 
 
-class UniformReplayBuffer(NStepReturnBuffer):
-    """Stores the last ``size`` steps of ``B`` envs; ``sample_batch`` draws transitions uniformly.
+class UniformReplayBuffer(TransitionReplay):
+    """The last ``size`` steps of ``B`` envs (rows like ``example``, e.g. DQN's ``SamplesToBuffer``), drawn
+    uniformly as transitions (see :class:`~rlrun.replays.transitions.TransitionReplay`).
+    ``mid_batch_reset=False`` for wait-reset samplers."""
 
-    ``example`` is one step of what is stored, e.g. ``SamplesToBuffer(observation, action, reward,
-    done[, timeout])`` from :meth:`rlrun.algos.dqn.dqn.DQN.samples_to_buffer`. Observations are stored
-    whole; :class:`~rlrun.replays.non_sequence.frame.UniformReplayFrameBuffer` stores stacked frames once.
-    ``mid_batch_reset=False`` for wait-reset samplers (their filler steps are never drawn). See
-    :class:`NStepReturnBuffer` for the batch returned.
-    """
-
-    StorageCls: type[NStepReturnStorage] = NStepReturnStorage
+    async_ = False
 
     def __init__(
         self,
@@ -31,14 +24,22 @@ class UniformReplayBuffer(NStepReturnBuffer):
         B: int,
         discount: float = 1,
         n_step_return: int = 1,
+        *,
         mid_batch_reset: bool = True,
     ) -> None:
-        storage = self.StorageCls(
-            example, size, B, discount, n_step_return, share_memory=self.async_, mid_batch_reset=mid_batch_reset
+        parts = replay_parts(
+            example,
+            size,
+            B,
+            discount=discount,
+            n_step_return=n_step_return,
+            mid_batch_reset=mid_batch_reset,
+            async_=self.async_,
         )
-        super().__init__(storage, UniformSampling())
+        super().__init__(parts)
 
 
-class AsyncUniformReplayBuffer(AsyncReplayBufferMixin, UniformReplayBuffer):
-    """:class:`UniformReplayBuffer` in shared memory under a reader-writer lock, for asynchronous runners
-    (see :mod:`rlrun.replays.async_`)."""
+class AsyncUniformReplayBuffer(UniformReplayBuffer):
+    """:class:`UniformReplayBuffer` in shared memory under a reader-writer lock (asynchronous runners)."""
+
+    async_ = True

@@ -1,2 +1,2 @@
-"""Replays that return sequences (leading dims ``[T, batch_B]``) for recurrent agents, with the recurrent
-state stored every ``rnn_state_interval`` steps."""
+"""rlpyt's named sequence replays (leading dims ``[T, batch_B]``) for recurrent agents, each a composition
+from :mod:`rlrun.replays.factory`."""

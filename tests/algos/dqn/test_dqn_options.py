@@ -12,10 +12,10 @@ from rlrun.agents.dqn.dqn_agent import DqnAgent
 from rlrun.algos.dqn.dqn import DQN, SamplesToBuffer
 from rlrun.envs.atari.atari_env import AtariEnv
 from rlrun.envs.gym import make
-from rlrun.replays.non_sequence.frame import PrioritizedReplayFrameBuffer, UniformReplayFrameBuffer
-from rlrun.replays.non_sequence.prioritized import PrioritizedReplayBuffer
+from rlrun.replays.frame_storage import NStepFrameStorage
 from rlrun.replays.non_sequence.uniform import UniformReplayBuffer
-from rlrun.replays.sampling import MIN_PRIORITY
+from rlrun.replays.sampling import MIN_PRIORITY, PrioritizedSampling
+from rlrun.replays.storage import NStepReturnStorage
 from rlrun.samplers.collections import BatchSpec
 from rlrun.samplers.collectors import WaitResetCollector
 from rlrun.samplers.serial.sampler import SerialSampler
@@ -49,20 +49,22 @@ class RecordingReplay(UniformReplayBuffer):
 
 
 @pytest.mark.parametrize(
-    "observation, prioritized, Expected",
+    "observation, prioritized, Storage",
     [
-        (ATARI_OBS, False, UniformReplayFrameBuffer),
-        (ATARI_OBS, True, PrioritizedReplayFrameBuffer),
-        (VECTOR_OBS, False, UniformReplayBuffer),
-        (VECTOR_OBS, True, PrioritizedReplayBuffer),
-        (ATARI_OBS.astype(np.float32), False, UniformReplayBuffer),  # float frames: not Atari's uint8 stacks
+        (ATARI_OBS, False, NStepFrameStorage),
+        (ATARI_OBS, True, NStepFrameStorage),
+        (VECTOR_OBS, False, NStepReturnStorage),
+        (VECTOR_OBS, True, NStepReturnStorage),
+        (ATARI_OBS.astype(np.float32), False, NStepReturnStorage),  # float frames: not Atari's uint8 stacks
     ],
 )
-def test_replay_is_frame_based_for_uint8_frame_stacks_and_prioritized_on_request(observation, prioritized, Expected):
+def test_replay_is_frame_based_for_uint8_frame_stacks_and_prioritized_on_request(observation, prioritized, Storage):
     algo = DQN(replay_size=1000, prioritized_replay=prioritized, pri_alpha=0.5, pri_beta_init=0.3, default_priority=2)
     algo.mid_batch_reset = True
     algo.initialize_replay_buffer(examples(observation), BatchSpec(4, 2))
-    assert type(algo.replay_buffer) is Expected
+    assert type(algo.replay_buffer.storage) is Storage
+    assert isinstance(algo.replay_buffer.sampling, PrioritizedSampling) == prioritized
+    assert not algo.replay_buffer.async_
     if prioritized:
         assert (algo.replay_buffer.alpha, algo.replay_buffer.beta, algo.replay_buffer.default_priority) == (0.5, 0.3, 2)
 
@@ -177,7 +179,9 @@ def test_all_options_together_train_on_pong_frames():
     try:
         examples = sampler.initialize(agent, seed=0)
         algo.initialize(agent, 100, sampler.batch_spec, sampler.mid_batch_reset, examples)
-        assert type(algo.replay_buffer) is PrioritizedReplayFrameBuffer and agent.model.dueling
+        replay = algo.replay_buffer
+        assert isinstance(replay.storage, NStepFrameStorage) and isinstance(replay.sampling, PrioritizedSampling)
+        assert agent.model.dueling
         losses = []
         for itr in range(14):  # 56 steps per env: the 40-step ring wraps, through episodes of 40 steps
             agent.sample_mode(itr)

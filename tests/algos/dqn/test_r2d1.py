@@ -19,9 +19,9 @@ from rlrun.envs.base import EnvSpaces
 from rlrun.models.dqn.atari_r2d1_model import AtariR2d1Model
 from rlrun.models.dqn.r2d1_mlp import R2d1MlpModel
 from rlrun.models.lstm import RnnState
+from rlrun.replays.sampling import PrioritizedSampling
 from rlrun.replays.sequence.n_step import SamplesFromReplay
-from rlrun.replays.sequence.prioritized import PrioritizedSequenceReplayBuffer
-from rlrun.replays.sequence.uniform import UniformSequenceReplayBuffer
+from rlrun.replays.sequences import SequenceReplay
 from rlrun.samplers.collectors import WaitResetCollector
 from rlrun.samplers.serial.sampler import SerialSampler
 from rlrun.spaces.float_box import FloatBox
@@ -259,8 +259,9 @@ def test_updates_on_real_batches(prioritized, CollectorCls):
         replay_size=2000, prioritized_replay=prioritized, target_update_interval=2,
     )  # fmt: skip
     algo.initialize(agent, 100, sampler.batch_spec, sampler.mid_batch_reset, examples)
-    Replay = PrioritizedSequenceReplayBuffer if prioritized else UniformSequenceReplayBuffer
-    assert type(algo.replay_buffer) is Replay
+    assert isinstance(algo.replay_buffer, SequenceReplay)
+    assert isinstance(algo.replay_buffer.sampling, PrioritizedSampling) == prioritized
+    assert algo.replay_buffer.batch_T == 11 and algo.replay_buffer.input_priorities == prioritized
     assert algo.replay_buffer.rnn_states is not None and algo.replay_buffer.storage.mid_batch_reset == (
         CollectorCls is None
     )

@@ -11,8 +11,10 @@ from rlrun.agents.qpg.td3_agent import Td3Agent
 from rlrun.algos.qpg.ddpg import DDPG
 from rlrun.algos.qpg.td3 import TD3
 from rlrun.envs.gym import make
-from rlrun.replays.non_sequence.time_limit import AsyncTlUniformReplayBuffer, TlUniformReplayBuffer
+from rlrun.replays.non_sequence.time_limit import AsyncTlUniformReplayBuffer
 from rlrun.replays.non_sequence.uniform import AsyncUniformReplayBuffer, UniformReplayBuffer
+from rlrun.replays.sampling import UniformSampling
+from rlrun.replays.transitions import TransitionReplay
 from rlrun.samplers.serial.sampler import SerialSampler
 
 
@@ -132,7 +134,9 @@ def test_one_real_iteration_on_pendulum_trains_and_uses_a_time_limit_replay(Algo
     try:
         examples = sampler.initialize(agent, seed=0)
         algo.initialize(agent, n_itr=3, batch_spec=sampler.batch_spec, mid_batch_reset=True, examples=examples)
-        assert isinstance(algo.replay_buffer, TlUniformReplayBuffer) and algo.updates_per_optimize == 16
+        replay = algo.replay_buffer
+        assert isinstance(replay, TransitionReplay) and isinstance(replay.sampling, UniformSampling)
+        assert replay.storage.has_timeout and algo.updates_per_optimize == 16
         assert algo.min_itr_learn == 1 and agent.min_itr_learn == 1
         infos = []
         for itr in range(3):
@@ -156,7 +160,7 @@ def test_bootstrap_timelimit_false_stores_no_timeout():
         algo.initialize(agent, n_itr=1, batch_spec=sampler.batch_spec, mid_batch_reset=True, examples=examples)
     finally:
         sampler.shutdown()
-    assert type(algo.replay_buffer) is UniformReplayBuffer and "timeout" not in algo.replay_buffer.samples._fields
+    assert isinstance(algo.replay_buffer, TransitionReplay) and "timeout" not in algo.replay_buffer.samples._fields
 
 
 def test_an_agent_of_another_algorithm_is_refused_with_the_fix():
@@ -170,10 +174,8 @@ def test_an_agent_of_another_algorithm_is_refused_with_the_fix():
         sampler.shutdown()
 
 
-@pytest.mark.parametrize(
-    "bootstrap_timelimit, Replay", [(True, AsyncTlUniformReplayBuffer), (False, AsyncUniformReplayBuffer)]
-)
-def test_initialize_replay_buffer_async_builds_the_shared_memory_variant(bootstrap_timelimit, Replay):
+@pytest.mark.parametrize("bootstrap_timelimit", [True, False])
+def test_initialize_replay_buffer_async_builds_the_shared_memory_variant(bootstrap_timelimit):
     # rlpyt's initialize_replay_buffer(examples, batch_spec, async_=False): async_ picks the replay that
     # an asynchronous run's processes share.
     sampler = SerialSampler(make, dict(id="Pendulum-v1"), batch_T=4, batch_B=1, max_decorrelation_steps=0)
@@ -182,9 +184,13 @@ def test_initialize_replay_buffer_async_builds_the_shared_memory_variant(bootstr
     try:
         examples = sampler.initialize(agent, seed=0)
         algo.initialize(agent, n_itr=1, batch_spec=sampler.batch_spec, mid_batch_reset=True, examples=examples)
-        assert not isinstance(algo.replay_buffer, Replay)
+        assert not algo.replay_buffer.async_
         algo.initialize_replay_buffer(examples, sampler.batch_spec, async_=True)
-        assert type(algo.replay_buffer) is Replay
+        assert isinstance(algo.replay_buffer, TransitionReplay) and algo.replay_buffer.async_
+        assert ("timeout" in algo.examples_to_buffer(examples)._fields) == bootstrap_timelimit
+        algo.ReplayBufferCls = AsyncTlUniformReplayBuffer if bootstrap_timelimit else AsyncUniformReplayBuffer
+        algo.initialize_replay_buffer(examples, sampler.batch_spec, async_=True)
+        assert type(algo.replay_buffer) is algo.ReplayBufferCls
         algo.ReplayBufferCls = UniformReplayBuffer
         with pytest.raises(TypeError, match="not an asynchronous replay"):
             algo.initialize_replay_buffer(examples, sampler.batch_spec, True)

@@ -36,7 +36,7 @@ def leaves(replay):
 
 def test_new_steps_get_the_default_then_the_largest_priority_given():
     np.random.seed(0)
-    replay = PrioritizedReplayBuffer(EXAMPLE, size=20, B=1, alpha=0.5, default_priority=4)
+    replay = PrioritizedReplayBuffer(example=EXAMPLE, size=20, B=1, alpha=0.5, default_priority=4)
     replay.append_samples(batch(range(8)))
     # Valid rows 1..6 (row 0 has no previous step, row 7 no next observation): 4 ** 0.5 each.
     np.testing.assert_array_equal(leaves(replay)[:, 0], [0] + [2.0] * 6 + [0] * 13)
@@ -50,7 +50,7 @@ def test_new_steps_get_the_default_then_the_largest_priority_given():
 
 def test_draws_follow_priority_to_the_alpha_and_weights_undo_them():
     np.random.seed(1)
-    replay = PrioritizedReplayBuffer(EXAMPLE, size=16, B=2, alpha=0.7, beta=0.5)
+    replay = PrioritizedReplayBuffer(example=EXAMPLE, size=16, B=2, alpha=0.7, beta=0.5)
     replay.append_samples(batch(range(6), B=2))  # valid rows 1..4 of both envs: 8 steps
     out = replay.sample_batch(2000)
     assert isinstance(out, SamplesFromReplayPri)
@@ -109,12 +109,14 @@ def test_invalid_steps_have_zero_priority_and_valid_ones_keep_theirs_through_app
             np.zeros((3, 2, 2), np.uint8), np.int64(0), np.float32(0), np.bool_(False), np.bool_(False)
         )
         replay = PrioritizedReplayFrameBuffer(
-            example, size=13 * B, B=B, n_step_return=n, mid_batch_reset=mid_batch_reset
+            example=example, size=13 * B, B=B, n_step_return=n, mid_batch_reset=mid_batch_reset
         )
         stacks = FrameStacks(B)
     else:
         example = SamplesToBufferTl(*EXAMPLE, timeout=np.bool_(False))
-        replay = PrioritizedReplayBuffer(example, size=13 * B, B=B, n_step_return=n, mid_batch_reset=mid_batch_reset)
+        replay = PrioritizedReplayBuffer(
+            example=example, size=13 * B, B=B, n_step_return=n, mid_batch_reset=mid_batch_reset
+        )
     drawn_filler, pending = 0, False
     for it in range(60):
         T = int(rng.integers(1, 6))
@@ -160,18 +162,18 @@ def test_invalid_steps_have_zero_priority_and_valid_ones_keep_theirs_through_app
 
 def test_batch_has_timeout_fields_and_weights_and_tl_names_require_timeout():
     example = SamplesToBufferTl(*EXAMPLE, timeout=np.bool_(False))
-    replay = TlPrioritizedReplayBuffer(example, size=10, B=1, n_step_return=2)
+    replay = TlPrioritizedReplayBuffer(example=example, size=10, B=1, n_step_return=2)
     b = batch(range(6))
     replay.append_samples(SamplesToBufferTl(*b, timeout=np.zeros((6, 1), bool)))
     out = replay.sample_batch(4)
     assert isinstance(out, SamplesFromReplayTlPri) and out.steps_n.shape == out.is_weights.shape == (4,)
     for Cls in (TlUniformReplayBuffer, TlPrioritizedReplayBuffer):
         with pytest.raises(ValueError, match="needs a field 'timeout'"):
-            Cls(EXAMPLE, size=10, B=1)
+            Cls(example=EXAMPLE, size=10, B=1)
 
 
 def test_bad_priorities_and_updates_before_a_draw_are_refused():
-    replay = PrioritizedReplayBuffer(EXAMPLE, size=10, B=1)
+    replay = PrioritizedReplayBuffer(example=EXAMPLE, size=10, B=1)
     with pytest.raises(RuntimeError, match="before any batch"):
         replay.update_batch_priorities(np.ones(2))
     replay.append_samples(batch(range(6)))
@@ -181,4 +183,4 @@ def test_bad_priorities_and_updates_before_a_draw_are_refused():
     with pytest.raises(ValueError, match="finite"):
         replay.update_batch_priorities(np.array([1.0, np.nan, 1.0, 1.0]))
     with pytest.raises(ValueError, match="too few to sample"):
-        PrioritizedReplayBuffer(EXAMPLE, size=10, B=1).sample_batch(2)
+        PrioritizedReplayBuffer(example=EXAMPLE, size=10, B=1).sample_batch(2)

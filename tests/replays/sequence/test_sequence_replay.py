@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from rlrun.replays.frame import NStepFrameStorage
+from rlrun.replays.frame_storage import NStepFrameStorage
 from rlrun.replays.sequence.frame import PrioritizedSequenceReplayFrameBuffer, UniformSequenceReplayFrameBuffer
 from rlrun.replays.sequence.n_step import SamplesFromReplay, SamplesFromReplayTl
 from rlrun.replays.sequence.prioritized import PrioritizedSequenceReplayBuffer, SamplesFromReplayPri
@@ -191,7 +191,7 @@ def test_frame_sequences_rebuild_every_stack():
 def test_prioritized_starts_are_slots_with_input_priorities_shifted_back():
     np.random.seed(3)
     replay = PrioritizedSequenceReplayBuffer(
-        EXAMPLE, size=64, B=2, rnn_state_interval=4, batch_T=8, n_step_return=1, alpha=1.0, beta=1.0,
+        example=EXAMPLE, size=64, B=2, rnn_state_interval=4, batch_T=8, n_step_return=1, alpha=1.0, beta=1.0,
         default_priority=1, input_priorities=True, input_priority_shift=1,
     )  # fmt: skip
     assert replay.sampling.tree.size == (32 // 4) * 2
@@ -227,7 +227,7 @@ def test_prioritized_starts_are_slots_with_input_priorities_shifted_back():
 
 def test_prioritized_needs_batch_T_and_refuses_unwanted_input_priorities():
     with pytest.raises(ValueError, match="batch_T"):
-        PrioritizedSequenceReplayBuffer(EXAMPLE, size=64, B=2, rnn_state_interval=4)
+        PrioritizedSequenceReplayBuffer(example=EXAMPLE, size=64, B=2, rnn_state_interval=4)
     replay = UniformSequenceReplayBuffer(EXAMPLE, size=64, B=2, rnn_state_interval=4, batch_T=4)
     with pytest.raises(ValueError, match="input priorities"):
         replay.append_samples(PrioritiesSamplesToBuffer(np.ones(2), samples(0, 4)))
@@ -236,7 +236,7 @@ def test_prioritized_needs_batch_T_and_refuses_unwanted_input_priorities():
 def test_prioritized_frame_sequences():
     k = 2
     example = SamplesToBufferRnn(np.zeros((k, 2, 2), np.uint8), *tuple(EXAMPLE)[1:])
-    replay = PrioritizedSequenceReplayFrameBuffer(example, size=40, B=1, rnn_state_interval=2, batch_T=4)
+    replay = PrioritizedSequenceReplayFrameBuffer(example=example, size=40, B=1, rnn_state_interval=2, batch_T=4)
     for start in range(0, 30, 6):
         replay.append_samples(frame_samples(start, 6, 1, k))
     out = replay.sample_batch(8)
