@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 
-__all__ = ["install", "star_names", "add_star_names"]
+__all__ = ["install", "uninstall", "star_names", "add_star_names"]
 
 _TABLE = Path(__file__).with_name("rlpyt_star_names.json")
 
@@ -51,6 +51,8 @@ def add_star_names(module: ModuleType) -> None:
 
     def __getattr__(name: str) -> object:  # noqa: N807  (PEP 562's name)
         source = extra.get(name)
+        if source == f"{module.__name__}:{name}":  # the table is stale: the name left this module
+            source = None
         if source is None:
             if previous is not None:
                 return previous(name)
@@ -89,6 +91,12 @@ class _StarNamesFinder(importlib.abc.MetaPathFinder):
             return None
         spec.loader = _ExtendingLoader(spec.loader)
         return spec
+
+
+def uninstall() -> None:
+    """Take the finder off ``sys.meta_path`` (modules imported from then on keep their own ``__all__``);
+    ``tests/compat/extract_rlpyt_star_names.py`` does, to see what rlrun's modules give by themselves."""
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _StarNamesFinder)]
 
 
 def install() -> None:

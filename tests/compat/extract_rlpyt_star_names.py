@@ -50,6 +50,13 @@ def star_names(tree: ast.Module) -> dict[str, tuple[str, str | None]]:
     return {k: v for k, v in names.items() if not k.startswith("_")}
 
 
+def _without_star_names() -> None:
+    """Import rlrun with its star-import hook off: the table is about what the modules give by themselves."""
+    from rlrun.compat import star_imports
+
+    star_imports.uninstall()
+
+
 def rlrun_index() -> dict[str, str]:
     """Every public class and function defined in rlrun -> its module (the first one met, sorted)."""
     import rlrun
@@ -102,6 +109,7 @@ def main() -> None:
     parser.add_argument("rlpyt_root", type=Path, help="a checkout of rlpyt (the folder holding rlpyt/)")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
+    _without_star_names()
     index = rlrun_index()
     table: dict[str, dict[str, str]] = {}
     unresolved: dict[str, list[str]] = {}
