@@ -87,3 +87,35 @@ def test_a_slow_case_of_an_integration_test_is_in_the_slow_set_only(tmp_path):
         assert result.returncode == 0, result.stdout + result.stderr
         runs[selection] = sorted(line.rsplit("::", 1)[1] for line in result.stdout.splitlines() if "::" in line)
     assert runs == {"integration": ["test_script[short]"], "slow": ["test_script[long]"]}
+
+
+def _collected_count(*marker: str) -> int:
+    """How many tests ``python -m pytest -q [marker]`` runs in this repository (collection only)."""
+    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *marker]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=240, cwd=ROOT)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    tail = result.stdout.strip().splitlines()[-1]  # "1511/1698 tests collected (187 deselected) in 9.1s"
+    return int(tail.split()[0].split("/")[0])
+
+
+@pytest.mark.timeout(300)
+def test_the_readme_test_counts_are_within_10_percent_of_what_pytest_collects():
+    """The README's counts are measured numbers; this keeps them from drifting as tests are added."""
+    import re
+
+    text = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    pattern = r"the\s+{name}\s+(?:suite|set),\s+([\d,]+)\s+tests"
+    stated = {
+        name: int(re.search(pattern.format(name=name), text).group(1).replace(",", ""))
+        for name in ("default", "integration", "learning")
+    }
+    actual = {
+        "default": _collected_count(),
+        "integration": _collected_count("-m", "integration"),
+        "learning": _collected_count("-m", "learning"),
+    }
+    for name, count in actual.items():
+        assert abs(stated[name] - count) <= 0.1 * count, (
+            f"README says the {name} set has {stated[name]} tests, pytest collects {count}: measure again "
+            "(`time python -m pytest -q ...`) and update README.md's Tests section."
+        )

@@ -1,6 +1,6 @@
 """``rlrun train --algo ALGO --env ENV``: a training run from a ready-made config, without a script.
 
-    rlrun train --algo ppo --env CartPole-v1 --sampler cpu --n-envs 8 --steps 100000
+    rlrun train --algo ppo --env CartPole-v1 --n-envs 8 --steps 100000
     rlrun train --algo sac --env Pendulum-v1 --steps 20000
     rlrun train --algo dqn --env pong --sampler gpu --n-envs 8 --steps 1000000
 
