@@ -71,7 +71,7 @@ class Diagnostics:
             self.new_completed_trajs += len(traj_infos)
             self.traj_window.extend(traj_infos)
 
-    def add_opt_info(self, opt_info: Any) -> None:
+    def add_opt_info(self, opt_info: object) -> None:
         """Keep the values of each optimiser field (a value or a list of them) until the next row."""
         for key, values in self.opt_infos.items():
             new = getattr(opt_info, key, [])
@@ -87,7 +87,7 @@ class Diagnostics:
 
     # ---- a row ----
 
-    def own_columns(self, itr: int, update_counter: int, algo_batch_size: Any, eval_time: float) -> dict[str, Any]:
+    def own_columns(self, itr: int, update_counter: int, algo_batch_size: object, eval_time: float) -> dict[str, Any]:
         """The runner's columns of row ``itr`` (counters, speeds, replay ratios), in rlpyt's order.
 
         ``eval_time`` (s) is left out of the training speed. Rates are ``nan`` for a row with no new
