@@ -2,6 +2,7 @@
 
 from rlrun.runners.async_rl import AsyncRl, AsyncRlEval
 from rlrun.runners.checkpoint import CheckpointPolicy
+from rlrun.runners.checkpointer import Checkpointer
 from rlrun.runners.interrupt import TrainingInterrupted
 from rlrun.runners.minibatch_rl import MinibatchRl, MinibatchRlBase, MinibatchRlEval
 from rlrun.runners.sync_rl import RankProcessError, SyncRl, SyncRlEval
@@ -10,6 +11,7 @@ __all__ = [
     "AsyncRl",
     "AsyncRlEval",
     "CheckpointPolicy",
+    "Checkpointer",
     "MinibatchRl",
     "MinibatchRlBase",
     "MinibatchRlEval",

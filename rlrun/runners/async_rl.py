@@ -39,7 +39,6 @@ from rlrun.samplers.async_.alternating_sampler import AsyncAlternatingSampler
 from rlrun.samplers.async_.parallel import AsyncParallelSamplerMixin
 from rlrun.samplers.parallel.base import resolve_start_method
 from rlrun.utils.logging import logger
-from rlrun.utils.seed import make_seed, set_seed
 from rlrun.utils.synchronize import lock_context
 
 __all__ = ["AsyncRlBase", "AsyncRl", "AsyncRlEval", "AsyncProcessError"]
@@ -148,7 +147,14 @@ class AsyncRlBase(MinibatchRlBase):
             self.sampler_affinity = default_sampler_affinity(sampler)
         # kwargs: AsyncRl's log_traj_window. Checkpoints are not offered: the replay keeps changing under the copier.
         super().__init__(
-            algo, agent, sampler, n_steps, seed=seed, affinity=None, log_interval_steps=log_interval_steps, **kwargs
+            algo=algo,
+            agent=agent,
+            sampler=sampler,
+            n_steps=n_steps,
+            seed=seed,
+            affinity=None,
+            log_interval_steps=log_interval_steps,
+            **kwargs,
         )
         self.max_sampler_lead_itrs = None if max_sampler_lead_itrs is None else int(max_sampler_lead_itrs)
         self.process_timeout = None if process_timeout is None else float(process_timeout)
@@ -182,7 +188,7 @@ class AsyncRlBase(MinibatchRlBase):
                     self.agent.send_shared_memory()
                     self.throttle_itr += self.delta_throttle_itr
                     ctrl.throttle[0] = self.throttle_itr
-                    self.store_opt_info(opt_info)
+                    self.diagnostics.add_opt_info(opt_info)
                     opt_itr += 1
                 elif self._sampler_done and copied >= self.n_itr:
                     break
@@ -195,7 +201,7 @@ class AsyncRlBase(MinibatchRlBase):
             raise
         logger.log("Training complete.")
         self.shutdown()
-        return dict(self._last_diagnostics)
+        return dict(self.diagnostics.last_row)
 
     def _wait_for_progress(self) -> None:
         before = (self._sampler_itrs, self._ctrl().copied_itrs)
@@ -234,6 +240,7 @@ class AsyncRlBase(MinibatchRlBase):
         if kind == "batch":
             itr, traj_infos = message[1], message[2]
             self._sampler_itrs = itr + 1
+            self.diagnostics.add_trajs(traj_infos)
             self.on_batch(itr, traj_infos)
         elif kind == "eval":
             self.on_evaluation(message[1], message[2], message[3])
@@ -243,7 +250,7 @@ class AsyncRlBase(MinibatchRlBase):
     # What a row reports (subclasses).
 
     def on_batch(self, itr: int, traj_infos: list) -> None:
-        """The sampler finished batch ``itr`` with these completed trajectories."""
+        """The sampler finished batch ``itr`` with these completed trajectories (already counted)."""
 
     def on_evaluation(self, itr: int, traj_infos: list, eval_time: float) -> None:
         """The sampler evaluated the agent after batch ``itr`` (before any batch at ``itr=0``)."""
@@ -251,24 +258,17 @@ class AsyncRlBase(MinibatchRlBase):
     def on_training_end(self) -> None:
         """The sampler is done and the optimiser caught up with it."""
 
-    def store_opt_info(self, opt_info: Any) -> None:
-        for key, values in self._opt_infos.items():
-            new = getattr(opt_info, key, [])
-            values.extend(new if isinstance(new, (list, tuple)) else [new])
-
     def _row(self, itr: int) -> None:
         """Set the counters a row reads to ``itr + 1`` sampler batches done."""
-        self._itrs_done = itr + 1
+        self.diagnostics.itr_done(itr)
 
     # ---- startup and shutdown ----
 
     def startup(self) -> int:
         """Build the double buffer and the shared replay, start the sampler and copier processes, wait for the
         sampler to be ready, then prepare the optimiser (its affinity, a private model, the optimiser)."""
-        if self.seed is None:
-            self.seed = make_seed()
-        set_seed(self.seed)
-        logger.log(f"Runner seed: {self.seed} (sampler gets {self.seed + 1}).")
+        self.checkpointer = self.make_checkpointer()
+        self._seed_process()
         sampler, algo, agent = self.sampler, self.algo, self.agent
         ctx = torch_mp.get_context(resolve_start_method(getattr(sampler, "start_method", None)))
         with lock_context(ctx):  # the agent's and the replay's locks: primitives of the start method in use
@@ -276,7 +276,7 @@ class AsyncRlBase(MinibatchRlBase):
                 agent=agent,
                 bootstrap_value=algo.bootstrap_value,
                 traj_info_kwargs=self.get_traj_info_kwargs(),
-                seed=self.seed + 1,
+                seed=self._sampler_seed(),
             )
             self.itr_batch_size = sampler.batch_spec.size
             n_itr = self.get_n_itr()
@@ -378,9 +378,6 @@ class AsyncRl(AsyncRlBase, MinibatchRl):
     every ``log_interval_steps`` sampled steps and one at the end."""
 
     def on_batch(self, itr: int, traj_infos: list) -> None:
-        self._cum_completed_trajs += len(traj_infos)
-        self._new_completed_trajs += len(traj_infos)
-        self._traj_infos.extend(traj_infos)
         if (itr + 1) % self.log_interval_itrs == 0 and itr < self.n_itr - 1:
             self._row(itr)
             self.log_diagnostics(itr)
@@ -394,21 +391,20 @@ class AsyncRlEval(AsyncRlBase, MinibatchRlEval):
     """Asynchronous training that reports evaluation episodes: the sampler process evaluates the agent before
     the first batch, every ``log_interval_steps`` and after the last batch, and each evaluation is one row."""
 
-    def on_batch(self, itr: int, traj_infos: list) -> None:
-        self._cum_completed_trajs += len(traj_infos)
+    _final_evaluation: tuple[list, float] | None = None  # the last evaluation, until the optimiser caught up
 
     def on_evaluation(self, itr: int, traj_infos: list, eval_time: float) -> None:
         if itr == self.n_itr - 1 and self._sampler_itrs == self.n_itr:
             self._final_evaluation = (traj_infos, eval_time)  # logged once the optimiser caught up
             return
         if itr == 0 and self._sampler_itrs == 0:
-            self._itrs_done = 0  # before the first batch
+            self.diagnostics.itrs_done = 0  # before the first batch
         else:
             self._row(itr)
         self.log_diagnostics(itr, traj_infos, eval_time)
 
     def on_training_end(self) -> None:
-        final = getattr(self, "_final_evaluation", None)
+        final = self._final_evaluation
         if final is not None:
             self._row(self.n_itr - 1)
             self.log_diagnostics(self.n_itr - 1, *final)

@@ -10,9 +10,9 @@ fsynced, data first, manifest last. A checkpoint counts only once its manifest e
 file matches it, so a crash at any moment (also ``kill -9`` or a power cut) leaves either the new
 checkpoint complete or the previous one as the latest; a truncated or corrupt file is never loaded.
 
-The runner decides what goes in (see :meth:`MinibatchRlBase.checkpoint_state
-<rlrun.runners.minibatch_rl_base.MinibatchRlBase.checkpoint_state>`); this module holds the file
-handling, the policy of when to write and how many to keep, and the process-wide RNG states.
+What goes in is assembled by :meth:`Checkpointer.run_state <rlrun.runners.checkpointer.Checkpointer.run_state>`
+from the runner's parts; this module holds the file handling, the policy of when to write and how many
+to keep, and the process-wide RNG states.
 """
 
 from __future__ import annotations
@@ -85,6 +85,18 @@ class CheckpointPolicy:
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"CheckpointPolicy.{name} must be a positive integer, got {value!r}.")
+
+    @classmethod
+    def from_arg(
+        cls, checkpoint: CheckpointPolicy | bool | None, resume: object = False, owner: str = "runner"
+    ) -> CheckpointPolicy | None:
+        """The policy a runner's ``checkpoint`` argument asks for: True is the default policy, and so is None
+        when the run resumes (``resume`` not False); False and None are no checkpoints."""
+        if not isinstance(checkpoint, (CheckpointPolicy, bool, type(None))):
+            raise TypeError(f"{owner}: checkpoint must be a CheckpointPolicy, True, False or None; got {checkpoint!r}.")
+        if checkpoint is True or (checkpoint is None and resume is not False):
+            return cls()
+        return checkpoint or None
 
     def due(self, itr: int, log_interval_itrs: int) -> bool:
         """Whether to write a checkpoint after iteration ``itr`` (0-based)."""

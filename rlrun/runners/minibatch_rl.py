@@ -6,11 +6,13 @@
 
 from __future__ import annotations
 
+import os
 import time
-from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
+from rlrun.runners.checkpoint import CheckpointPolicy
+from rlrun.runners.contracts import AgentContract, AlgorithmContract, SamplerContract
 from rlrun.runners.minibatch_rl_base import MinibatchRlBase
 from rlrun.utils.logging import logger
 
@@ -22,55 +24,46 @@ class MinibatchRl(MinibatchRlBase):
 
     Trajectory statistics cover the last ``log_traj_window`` completed training trajectories (also
     ones from earlier intervals, so a row has values even when no episode ended in its interval).
+    As in rlpyt, ``log_traj_window`` is the one positional argument; the others are keywords
+    (:class:`MinibatchRlBase`'s), so a subclass may call ``super().__init__(log_traj_window, **kwargs)``.
     """
 
-    def __init__(self, *args: Any, log_traj_window: int = 100, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if int(log_traj_window) < 1:
-            raise ValueError(f"log_traj_window must be >= 1 trajectories, got {log_traj_window!r}.")
-        self.log_traj_window = int(log_traj_window)
-
-    def initialize_logging(self) -> None:
-        super().initialize_logging()
-        self._traj_infos: deque = deque(maxlen=self.log_traj_window)
-        self._new_completed_trajs = 0
-
-    def diagnostics_state_dict(self) -> dict[str, Any]:
-        return dict(
-            super().diagnostics_state_dict(),
-            traj_infos=list(self._traj_infos),
-            new_completed_trajs=self._new_completed_trajs,
+    def __init__(
+        self,
+        log_traj_window: int = 100,
+        *,
+        algo: AlgorithmContract,
+        agent: AgentContract,
+        sampler: SamplerContract,
+        n_steps: int | float,
+        seed: int | None = None,
+        affinity: dict[str, Any] | None = None,
+        log_interval_steps: int | float = 1e5,
+        checkpoint: CheckpointPolicy | bool | None = None,
+        resume: bool | str | os.PathLike[str] = False,
+        progress_bar: bool | None = None,
+    ) -> None:
+        if isinstance(log_traj_window, bool) or not isinstance(log_traj_window, int) or log_traj_window < 1:
+            raise ValueError(
+                f"{type(self).__name__}: log_traj_window is a number of trajectories (>= 1), got {log_traj_window!r}; "
+                "pass the algorithm, agent and sampler as keywords (algo=..., agent=..., sampler=...)."
+            )
+        self.log_traj_window = log_traj_window
+        super().__init__(
+            algo,
+            agent,
+            sampler,
+            n_steps,
+            seed,
+            affinity,
+            log_interval_steps,
+            checkpoint=checkpoint,
+            resume=resume,
+            progress_bar=progress_bar,
         )
-
-    def load_diagnostics_state_dict(self, state: dict[str, Any]) -> None:
-        super().load_diagnostics_state_dict(state)
-        self._traj_infos.clear()
-        self._traj_infos.extend(state["traj_infos"])
-        self._new_completed_trajs = state["new_completed_trajs"]
-
-    def store_diagnostics(self, itr: int, traj_infos: Sequence[Any], opt_info: Any) -> None:
-        self._new_completed_trajs += len(traj_infos)
-        self._traj_infos.extend(traj_infos)
-        super().store_diagnostics(itr, traj_infos, opt_info)
 
     def on_log_interval(self, itr: int) -> None:
         self.log_diagnostics(itr)
-
-    def log_diagnostics(self, itr: int, prefix: str | None = None) -> dict[str, Any]:  # type: ignore[override]  # rlpyt's
-        row = super().log_diagnostics(itr, list(self._traj_infos), prefix=prefix)
-        self._new_completed_trajs = 0
-        return row
-
-    def latest_return(self) -> float | None:
-        """The average return over the trajectory window, as the next log row will show it."""
-        returns = [info["Return"] for info in self._traj_infos if "Return" in info]
-        return sum(returns) / len(returns) if returns else None
-
-    def extra_diagnostics(self, traj_infos: Sequence[Any] | None) -> dict[str, Any]:
-        return {
-            "NewCompletedTrajs": self._new_completed_trajs,
-            "StepsInTrajWindow": sum(info["Length"] for info in self._traj_infos),
-        }
 
 
 class MinibatchRlEval(MinibatchRlBase):
@@ -78,32 +71,10 @@ class MinibatchRlEval(MinibatchRlBase):
 
     Trajectory statistics (``ReturnAverage`` ...) are those of the evaluation episodes run by
     ``sampler.evaluate_agent(itr)`` with the agent in eval mode; their time is not counted as training.
+    The sampler needs ``eval_n_envs > 0``.
     """
 
     _eval = True
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if self.sampler.eval_n_envs == 0:
-            raise ValueError(
-                "MinibatchRlEval evaluates the agent, but the sampler has eval_n_envs=0. Build the sampler with "
-                "eval_n_envs > 0 and eval_max_steps, or use MinibatchRl to report training episodes instead."
-            )
-
-    def initialize_logging(self) -> None:
-        super().initialize_logging()
-        self._cum_eval_time = 0.0
-        self._last_eval_time = 0.0
-
-    def diagnostics_state_dict(self) -> dict[str, Any]:
-        return dict(
-            super().diagnostics_state_dict(), cum_eval_time=self._cum_eval_time, last_eval_time=self._last_eval_time
-        )
-
-    def load_diagnostics_state_dict(self, state: dict[str, Any]) -> None:
-        super().load_diagnostics_state_dict(state)
-        self._cum_eval_time = state["cum_eval_time"]
-        self._last_eval_time = state["last_eval_time"]
 
     def on_training_start(self) -> None:
         with logger.prefix("itr #0 "):
@@ -137,21 +108,27 @@ class MinibatchRlEval(MinibatchRlBase):
     def _evaluates_at(self, itr: int) -> bool:
         return itr == 0 or itr >= self.min_itr_learn - 1
 
-    def log_diagnostics(  # type: ignore[override]  # rlpyt's signature
-        self, itr: int, eval_traj_infos: Sequence[Any], eval_time: float, prefix: str | None = None
+    def log_diagnostics(
+        self,
+        itr: int,
+        eval_traj_infos: Sequence[Any] | None = None,
+        eval_time: float = 0.0,
+        prefix: str = "Diagnostics/",
     ) -> dict[str, Any]:
+        """One row reporting the evaluation ``eval_traj_infos`` that took ``eval_time`` seconds (None: none ran)."""
+        eval_traj_infos = eval_traj_infos or []
         if not eval_traj_infos and self._evaluates_at(itr):
             logger.log("WARNING: no evaluation episode finished within the sampler's eval_max_steps; raise it.")
-        self._cum_eval_time += eval_time
-        self._last_eval_time = eval_time
+        self.diagnostics.add_eval_time(eval_time)
         return super().log_diagnostics(itr, eval_traj_infos, eval_time, prefix=prefix)
 
     def extra_diagnostics(self, traj_infos: Sequence[Any] | None) -> dict[str, Any]:
         traj_infos = traj_infos or []
+        d = self.diagnostics
         return {
-            "CumTrainTime": self._cum_time - self._cum_eval_time,
+            "CumTrainTime": d.cum_time - d.cum_eval_time,
             "StepsInEval": sum(info["Length"] for info in traj_infos),
             "TrajsInEval": len(traj_infos),
-            "EvalTime": self._last_eval_time,
-            "CumEvalTime": self._cum_eval_time,
+            "EvalTime": d.last_eval_time,
+            "CumEvalTime": d.cum_eval_time,
         }

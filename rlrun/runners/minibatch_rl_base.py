@@ -1,70 +1,57 @@
-"""What the synchronous minibatch runners share: startup, the loop, diagnostics, snapshots, shutdown.
-
-The runners themselves, ``MinibatchRl`` and ``MinibatchRlEval``, are in
-:mod:`rlrun.runners.minibatch_rl`.
+"""The synchronous minibatch runners' loop: startup; per iteration sample, optimise, keep diagnostics, log and
+checkpoint when due; shutdown. It composes :class:`~rlrun.runners.diagnostics.Diagnostics` (log rows),
+:class:`~rlrun.runners.checkpointer.Checkpointer` (checkpoints and snapshots, in the run folder it is given)
+and :class:`~rlrun.runners.console.Console` (progress bar). rlpyt's methods stay the steps, so a subclass's
+override of one is called. ``MinibatchRl`` and ``MinibatchRlEval`` are in :mod:`rlrun.runners.minibatch_rl`.
 """
 
 from __future__ import annotations
 
 import math
-import numbers
 import os
-import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
-from rlrun.envs.traj_info import TrajInfo
-from rlrun.runners import checkpoint as ckpt
 from rlrun.runners.base import BaseRunner
 from rlrun.runners.checkpoint import CheckpointInfo, CheckpointPolicy
+from rlrun.runners.checkpointer import Checkpointer
+from rlrun.runners.console import Console
 from rlrun.runners.contracts import AgentContract, AlgorithmContract, SamplerContract
+from rlrun.runners.diagnostics import Diagnostics, traj_info_keys
 from rlrun.runners.interrupt import StopSignals, TrainingInterrupted, interrupted_error
 from rlrun.runners.master_affinity import apply_master_affinity, check_affinity, fit_master_threads_to_workers
 from rlrun.utils.logging import logger
-from rlrun.utils.logging.progress import ProgressBar, progress_bar_wanted
+from rlrun.utils.logging.progress import progress_bar_wanted
 from rlrun.utils.seed import make_seed, set_seed
 
 __all__ = ["MinibatchRlBase"]
 
 
 class MinibatchRlBase(BaseRunner):
-    """Startup, the training loop, diagnostics and snapshots shared by the minibatch runners.
+    """The loop, startup and shutdown shared by the minibatch runners; rlpyt's arguments and methods.
 
-    ``n_steps`` counts environment steps over all envs; training runs
-    ``n_itr = ceil(n_steps / batch_size)`` iterations of ``sampler.batch_size`` steps each. Diagnostics
-    are logged every ``log_interval_itrs = max(1, log_interval_steps // batch_size)`` iterations and after
-    the last one. ``affinity`` is an rlpyt affinity dict (``master_cpus``, ``master_torch_threads``,
-    ``cuda_idx``, ``set_affinity``, plus the sampler's keys) or None for no pinning and the CPU.
-    Without ``master_torch_threads``, a run with a parallel sampler trains with the torch threads its
-    workers leave free (1 when they fill the CPUs, the default); a serial run keeps torch's count.
-    ``seed=None`` draws a fresh seed; the sampler gets ``seed + 1``.
+    ``n_steps`` counts env steps over all envs: ``n_itr = ceil(n_steps / batch_size)`` iterations. A row is
+    logged every ``log_interval_itrs = max(1, log_interval_steps // batch_size)`` iterations and after the
+    last. ``affinity``: an rlpyt affinity dict (``master_cpus``, ``master_torch_threads``, ``cuda_idx``,
+    ``set_affinity``, the sampler's keys) or None (no pinning, the CPU; beside a parallel sampler's
+    workers, the torch threads they leave free). ``seed=None`` draws one; the sampler gets ``seed + 1``.
 
-    Checkpoints (see docs/checkpoints.md): ``checkpoint`` (a :class:`CheckpointPolicy`, or True for the
-    default one: after every log row, keeping 2) writes them into ``<log folder>/checkpoints``;
-    ``resume=True`` continues from the newest one in the log folder (open it with
-    ``logger_context(..., resume=True)``), ``resume=<run folder or checkpoint file>`` from another one.
-    A run that resumes also writes checkpoints (the default policy unless ``checkpoint`` says otherwise).
-    SIGINT and SIGTERM stop the run after the iteration in progress with a checkpoint, then raise
-    :class:`~rlrun.runners.interrupt.TrainingInterrupted`.
+    rlrun's keywords: ``checkpoint`` (a :class:`CheckpointPolicy`, or True for the default) and ``resume``
+    (True: the newest checkpoint of the log folder; or a run folder or checkpoint file), see
+    docs/checkpoints.md; ``progress_bar`` (None: on a terminal, or as ``RLRUN_PROGRESS`` says), see
+    docs/runners_and_logging.md. SIGINT and SIGTERM stop the run after the iteration in progress with a
+    checkpoint, then raise :class:`~rlrun.runners.interrupt.TrainingInterrupted`.
 
-    Console (see docs/runners_and_logging.md): ``progress_bar`` shows a bar of env steps, speed, time
-    left and the latest average return (None: on a terminal, or as ``RLRUN_PROGRESS`` says). Once the
-    speed is known (:attr:`speed_report_after_s`), one line says how long the whole run will take.
-    Each log row shows the figures in :attr:`console_columns` and :attr:`console_traj_stats` and
-    the losses on the console; ``progress.csv`` and TensorBoard get every column.
-
-    Subclasses change one step: :meth:`on_training_start` (before the first iteration) and
-    :meth:`on_log_interval` (when diagnostics are due).
+    Subclasses change one step: :meth:`on_training_start`, :meth:`on_log_interval`,
+    :meth:`extra_diagnostics` (columns), the console settings below, or any of rlpyt's methods.
     """
 
-    _eval = False  # rlpyt's flag for "reports evaluation trajectories"; kept for code that reads it
-    # Put before the runner's own columns (Iteration, CumSteps, ...), as rlpyt did, so plotting
-    # scripts written for rlpyt's progress.csv find "Diagnostics/CumSteps".
-    diagnostics_prefix: str = "Diagnostics/"
-    # What the console table shows of a log row (progress.csv and TensorBoard get every column): the
-    # runner's own columns named here, these statistics of the episodes' fields, and the Average of
-    # each optimiser field that is a loss or the entropy.
+    _eval = False  # rlpyt's flag: the runner reports evaluation trajectories (the sampler must run them)
+    # How many completed training trajectories the log rows' statistics cover; None: the runner reports
+    # evaluation trajectories instead (MinibatchRl sets it).
+    log_traj_window: int | None = None
+    # The console table of a log row (progress.csv gets every column): these runner columns, these
+    # statistics of the episodes' fields, and the Average of each optimiser loss and the entropy.
     console_columns: tuple[str, ...] = ("Iteration", "CumTime (s)", "CumSteps", "StepsPerSecond")
     console_traj_stats: dict[str, tuple[str, ...]] = {
         "Return": ("Average", "Min", "Max"),
@@ -73,8 +60,7 @@ class MinibatchRlBase(BaseRunner):
     }
     # Seconds of training after which the speed is measured and the run's duration estimated once.
     speed_report_after_s: float = 10.0
-    # SIGINT/SIGTERM finish the iteration and checkpoint (see train()); a SyncRl rank started by its
-    # master leaves that to the master.
+    # SIGINT/SIGTERM finish the iteration and checkpoint; a SyncRl rank started by its master leaves that to it.
     handles_stop_signals: bool = True
 
     def __init__(
@@ -86,19 +72,22 @@ class MinibatchRlBase(BaseRunner):
         seed: int | None = None,
         affinity: dict[str, Any] | None = None,
         log_interval_steps: int | float = 1e5,
+        *,
         checkpoint: CheckpointPolicy | bool | None = None,
         resume: bool | str | os.PathLike[str] = False,
         progress_bar: bool | None = None,
     ) -> None:
         name = type(self).__name__
-        if not n_steps >= 1:
+        for key, value, what in (
+            ("n_steps", n_steps, "to train for"),
+            ("log_interval_steps", log_interval_steps, "between log rows"),
+        ):
+            if not value >= 1:
+                raise ValueError(f"{name}: {key} is the number of env steps {what} and must be >= 1, got {value!r}.")
+        if self._eval and sampler.eval_n_envs == 0:
             raise ValueError(
-                f"{name}: n_steps is the number of env steps to train for and must be >= 1, got {n_steps!r}."
-            )
-        if not log_interval_steps >= 1:
-            raise ValueError(
-                f"{name}: log_interval_steps is the number of env steps between log rows and must be >= 1, "
-                f"got {log_interval_steps!r}."
+                f"{name} evaluates the agent, but the sampler has eval_n_envs=0. Build the sampler with "
+                "eval_n_envs > 0 and eval_max_steps, or use MinibatchRl to report training episodes instead."
             )
         self.algo = algo
         self.agent = agent
@@ -117,32 +106,25 @@ class MinibatchRlBase(BaseRunner):
         self.log_interval_itrs = 1
         self.itr_batch_size = 0
         self._restore_master_affinity: Callable[[], None] | None = None
-        if not isinstance(checkpoint, (CheckpointPolicy, bool, type(None))):
-            raise TypeError(f"{name}: checkpoint must be a CheckpointPolicy, True, False or None; got {checkpoint!r}.")
-        if checkpoint is True or (checkpoint is None and resume is not False):
-            checkpoint = CheckpointPolicy()
-        self.checkpoint_policy: CheckpointPolicy | None = checkpoint or None
+        self.checkpoint_policy = CheckpointPolicy.from_arg(checkpoint, resume, name)
         self.resume = resume
         self._start_itr = 0  # after a resume: the iteration after the checkpoint's
-        self._last_checkpoint_itr: int | None = None
         self.resumed_from: CheckpointInfo | None = None
         self.progress_bar = progress_bar
-        self._progress: ProgressBar | None = None
-        self._speed_reported = False
-        # Diagnostics, set by initialize_logging().
-        self._opt_infos: dict[str, list[float]] = {}
-        self._last_diagnostics: dict[str, Any] = {}
+        # The parts; startup() builds the real ones.
+        self.diagnostics = Diagnostics()
+        self.checkpointer = Checkpointer(None)
+        self.console = Console(0, 0, 0, show_bar=False, speed_report_after_s=0.0)
+        self._row_itr = 0  # the iteration of the row log_diagnostics is writing
 
     # ---- the loop ----
 
     def train(self) -> dict[str, Any]:
-        """Start up (resuming from a checkpoint if asked), run the iterations left of ``n_itr``, shut down;
-        return the last logged row (key -> value).
+        """Start up (resuming if asked), run the iterations left of ``n_itr``, shut down; return the last row.
 
-        The sampler is shut down also when any step raises; the original error propagates. A first
-        SIGINT or SIGTERM lets the iteration in progress finish, writes a checkpoint (when checkpoints
-        are on) and raises :class:`~rlrun.runners.interrupt.TrainingInterrupted`; a second one abandons
-        the iteration at once.
+        The sampler is shut down also when a step raises; the original error propagates. A first SIGINT or
+        SIGTERM finishes the iteration, checkpoints it (when checkpoints are on) and raises
+        :class:`~rlrun.runners.interrupt.TrainingInterrupted`; a second one abandons the iteration at once.
         """
         with StopSignals(enabled=self.handles_stop_signals) as stop:
             try:
@@ -150,32 +132,28 @@ class MinibatchRlBase(BaseRunner):
                 self._stop_if_requested(stop, self._start_itr - 1 if self._start_itr else None)
                 if self.resumed_from is None:
                     self.on_training_start()
-                self._open_progress_bar()
-                loop_start = time.perf_counter()
+                self.console = console = self.make_console()
                 for itr in range(self._start_itr, n_itr):
                     logger.set_iteration(itr)
                     with logger.prefix(f"itr #{itr} "):
                         self.train_iteration(itr)
-                        if self._progress is not None:
-                            self._progress.update(self.itr_batch_size, self.latest_return())
-                        if not self._speed_reported:
-                            self._report_speed(itr, time.perf_counter() - loop_start)
-                        if (itr + 1) % self.log_interval_itrs == 0 or itr == n_itr - 1:
+                        log_due = (itr + 1) % self.log_interval_itrs == 0 or itr == n_itr - 1
+                        console.iteration_done(itr, log_due, self.diagnostics.latest_return)
+                        if log_due:
                             self.on_log_interval(itr)
-                        policy = self.checkpoint_policy
-                        if policy is not None and (policy.due(itr, self.log_interval_itrs) or itr == n_itr - 1):
+                        if self.checkpointer.due(itr, self.log_interval_itrs, n_itr - 1):
                             self.save_checkpoint(itr)
                     self._stop_if_requested(stop, itr)
             except BaseException as e:
-                self._close_progress_bar()
+                self.console.close()
                 self._shutdown_after_error()
                 if isinstance(e, TrainingInterrupted):
                     logger.log(f"{e} The sampler is shut down; resume=True continues from the latest checkpoint.")
                 raise
-        self._close_progress_bar()
+        self.console.close()
         logger.log("Training complete.")
         self.shutdown()
-        return dict(self._last_diagnostics)
+        return dict(self.diagnostics.last_row)
 
     def train_iteration(self, itr: int) -> None:
         """One iteration of :meth:`train`'s loop without its log rows, checkpoints or console: sample a batch,
@@ -192,46 +170,10 @@ class MinibatchRlBase(BaseRunner):
             return
         path = None
         if itr is not None and self.checkpoint_policy is not None:
-            if self._last_checkpoint_itr != itr:
+            if self.checkpointer.last_saved_itr != itr:
                 self.save_checkpoint(itr)
-            path = str(ckpt.checkpoint_path(self._checkpoint_folder(), itr))
+            path = str(self.checkpointer.path(itr))
         raise interrupted_error(stop.requested, itr=itr, checkpoint=path)
-
-    # ---- the console: progress bar and speed ----
-
-    def _open_progress_bar(self) -> None:
-        # One bar per run: only the first rank draws it, and not while the logger is silenced.
-        if self.rank != 0 or logger.is_disabled() or not progress_bar_wanted(self.progress_bar):
-            return
-        total = self.n_itr * self.itr_batch_size
-        self._progress = ProgressBar(total, initial=self._start_itr * self.itr_batch_size)
-
-    def _close_progress_bar(self) -> None:
-        if self._progress is not None:
-            self._progress.close()
-            self._progress = None
-
-    def latest_return(self) -> float | None:
-        """The average return the progress bar shows; None when no episode has been reported yet."""
-        value = self._last_diagnostics.get("ReturnAverage")
-        return None if value is None else float(value)
-
-    def _report_speed(self, itr: int, elapsed: float) -> None:
-        """Once, after :attr:`speed_report_after_s` seconds of training or at the first log row: the speed
-        and how long the run will take at it, so a long run says early that it is long."""
-        due = (itr + 1) % self.log_interval_itrs == 0 or itr == self.n_itr - 1
-        if elapsed < self.speed_report_after_s and not due:
-            return
-        self._speed_reported = True
-        done = itr + 1 - self._start_itr
-        if elapsed <= 0 or done <= 0:
-            return
-        speed = done * self.itr_batch_size / elapsed
-        left_s = (self.n_itr - itr - 1) * self.itr_batch_size / speed
-        logger.log(
-            f"Speed: {speed:,.0f} steps/s over the first {done * self.itr_batch_size:,} steps; the "
-            f"{self.n_itr * self.itr_batch_size:,} steps of this run take about {format_duration(left_s)} more."
-        )
 
     def on_training_start(self) -> None:
         """Called after startup, before the first iteration."""
@@ -240,25 +182,26 @@ class MinibatchRlBase(BaseRunner):
         """Called after iteration ``itr`` when diagnostics are due."""
         raise NotImplementedError
 
+    # ---- the console ----
+
+    def make_console(self) -> Console:
+        """The loop's progress bar and speed line. One bar per run: only rank 0 draws it, and not while the
+        logger is silenced."""
+        show_bar = self.rank == 0 and not logger.is_disabled() and progress_bar_wanted(self.progress_bar)
+        return Console(self.n_itr, self.itr_batch_size, self._start_itr, show_bar, self.speed_report_after_s)
+
     # ---- startup and shutdown ----
 
     def startup(self) -> int:
         """Pin the process, seed, initialise sampler (and with it the agent), fit the torch threads to its
-        workers, agent device, algorithm and logging, in that order. Returns ``n_itr``."""
-        if self.checkpoint_policy is not None and logger.get_snapshot_dir() is None:
-            raise ValueError(
-                f"{type(self).__name__}: checkpoints and resume need a log folder to keep the checkpoints in; "
-                "call train() inside logger_context(...) (with resume=True to continue a run in its folder)."
-            )
+        workers, agent device, algorithm, checkpointer and logging, in that order. Returns ``n_itr``."""
+        self.checkpointer = self.make_checkpointer()
         self._restore_master_affinity = apply_master_affinity(self.affinity)
-        if self.seed is None:
-            self.seed = make_seed()
-        set_seed(self.seed)
-        logger.log(f"Runner seed: {self.seed} (sampler gets {self.seed + 1}).")
+        self._seed_process()
         examples = self.sampler.initialize(
             agent=self.agent,
             affinity=self._affinity_arg,
-            seed=self.seed + 1,
+            seed=self._sampler_seed(),
             bootstrap_value=self.algo.bootstrap_value,
             traj_info_kwargs=self.get_traj_info_kwargs(),
             rank=self.rank,
@@ -287,6 +230,28 @@ class MinibatchRlBase(BaseRunner):
             self.load_checkpoint()
         logger.mark_run_started()
         return n_itr
+
+    def make_checkpointer(self) -> Checkpointer:
+        """The run's checkpointer, given the folder ``logger_context`` opened and its snapshot settings.
+        Override to keep checkpoints and snapshots elsewhere."""
+        run_dir = logger.get_snapshot_dir()
+        if self.checkpoint_policy is not None and run_dir is None:
+            raise ValueError(
+                f"{type(self).__name__}: checkpoints and resume need a log folder to keep the checkpoints in; "
+                "call train() inside logger_context(...) (with resume=True to continue a run in its folder)."
+            )
+        return Checkpointer(run_dir, self.checkpoint_policy, logger.get_snapshot_mode(), logger.get_snapshot_gap())
+
+    def _seed_process(self) -> None:
+        """Seed this process's generators with the run's seed (drawn when None)."""
+        if self.seed is None:
+            self.seed = make_seed()
+        set_seed(self.seed)
+        logger.log(f"Runner seed: {self.seed} (sampler gets {self._sampler_seed()}).")
+
+    def _sampler_seed(self) -> int:
+        assert self.seed is not None
+        return self.seed + 1
 
     def get_traj_info_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for the sampler's TrajInfo: the algorithm's discount."""
@@ -319,245 +284,135 @@ class MinibatchRlBase(BaseRunner):
         except Exception as e:
             logger.log(f"WARNING: shutdown after a training error also failed: {type(e).__name__}: {e}")
 
-    # ---- snapshots ----
+    # ---- snapshots and checkpoints ----
 
     def get_itr_snapshot(self, itr: int) -> dict[str, Any]:
-        """Everything a checkpoint of iteration ``itr`` holds: counters, agent and optimiser state."""
+        """What rlpyt's snapshot of iteration ``itr`` holds: counters, agent and optimiser state."""
         return dict(
             itr=itr,
-            cum_steps=self._itrs_done * self.itr_batch_size,
+            cum_steps=self.diagnostics.cum_steps,
             agent_state_dict=self.agent.state_dict(),
             optimizer_state_dict=self.algo.optim_state_dict(),
         )
 
     def save_itr_snapshot(self, itr: int) -> None:
-        """Hand the snapshot to the logger, which saves it or not according to its snapshot mode."""
-        if logger.get_snapshot_dir() is None or logger.get_snapshot_mode() == "none":
+        """Save the snapshot of iteration ``itr`` when the snapshot mode wants one."""
+        if not self.checkpointer.wants_snapshot(itr):
             return  # skip copying the state dicts
-        paths = logger.save_itr_params(itr, self.get_itr_snapshot(itr))
-        if paths:
-            logger.log(f"Saved snapshot {', '.join(paths)}", console=False)
-
-    # ---- checkpoints ----
-
-    def _checkpoint_folder(self) -> Path:
-        snapshot_dir = logger.get_snapshot_dir()
-        assert snapshot_dir is not None  # startup() checked
-        return ckpt.checkpoint_dir(snapshot_dir)
+        paths = self.checkpointer.save_snapshot(itr, self.get_itr_snapshot(itr))
+        logger.log(f"Saved snapshot {', '.join(map(str, paths))}", console=False)
 
     def checkpoint_state(self, itr: int) -> dict[str, Any]:
-        """Everything a resumed run needs to continue after iteration ``itr``: the components' state
-        (:func:`~rlrun.runners.checkpoint.training_state`), the runner's counters, where the log files
-        stand, and the random generators (taken last, as they are when the next iteration starts)."""
-        policy = self.checkpoint_policy
-        return dict(
-            format=ckpt.FORMAT_VERSION,
-            itr=itr,
-            cum_steps=self._itrs_done * self.itr_batch_size,
-            batch_size=self.itr_batch_size,
-            **ckpt.training_state(self.agent, self.algo, self.sampler, replay=policy is None or policy.replay),
-            runner=self.diagnostics_state_dict(),
-            logger=logger.tabular_outputs_state(),
-            rng=ckpt.capture_rng_state(),
+        """Everything a resumed run needs to continue after iteration ``itr`` (see :meth:`Checkpointer.run_state`)."""
+        parts, runner, log_files = (
+            (self.agent, self.algo, self.sampler),
+            self.diagnostics.state_dict(),
+            logger.tabular_outputs_state(),
+        )
+        return self.checkpointer.run_state(
+            itr, self.diagnostics.cum_steps, self.itr_batch_size, parts, runner, log_files
         )
 
-    def save_checkpoint(self, itr: int) -> CheckpointInfo:
-        """Write the checkpoint of iteration ``itr`` and delete those beyond the policy's ``keep_last``."""
-        folder = self._checkpoint_folder()
-        info = ckpt.write_checkpoint(folder, itr, self.checkpoint_state(itr), self._itrs_done * self.itr_batch_size)
-        ckpt.prune_checkpoints(folder, self.checkpoint_policy.keep_last if self.checkpoint_policy else 1)
-        self._last_checkpoint_itr = itr
-        return info
-
-    def _resume_source(self) -> Path:
-        if self.resume is True:
-            snapshot_dir = logger.get_snapshot_dir()
-            assert snapshot_dir is not None  # startup() checked
-            return Path(snapshot_dir)
-        return Path(self.resume)  # type: ignore[arg-type]  # a path; False never gets here
+    def save_checkpoint(self, itr: int) -> CheckpointInfo | None:
+        """Write the checkpoint of iteration ``itr`` (older ones beyond the policy's ``keep_last`` go)."""
+        return self.checkpointer.save(itr, self.checkpoint_state(itr), self.diagnostics.cum_steps)
 
     def load_checkpoint(self) -> None:
         """Continue from the newest usable checkpoint of ``resume``; called at the end of startup.
 
         Without one, the run starts at iteration 0 and the log rows an earlier attempt left are cut.
         """
-        source = self._resume_source()
-        found = ckpt.load_latest_checkpoint(source)
+        source = None if isinstance(self.resume, bool) else self.resume  # True: this run's folder
+        found = self.checkpointer.restore(source, self.itr_batch_size, (self.agent, self.algo, self.sampler))
         if found is None:
-            logger.log(f"No checkpoint in {source}: starting at iteration 0.")
+            logger.log(f"No checkpoint in {source or self.checkpointer.run_dir}: starting at iteration 0.")
             logger.rewind_tabular_outputs({})
             return
         info, state = found
-        if state["batch_size"] != self.itr_batch_size:
-            raise ckpt.CheckpointError(
-                f"{info.path} was saved by a run of {state['batch_size']} steps per iteration, this one takes "
-                f"{self.itr_batch_size}: resume with the same batch_T, batch_B and world size."
-            )
-        ckpt.load_training_state(state, self.agent, self.algo, self.sampler)
-        self.load_diagnostics_state_dict(state["runner"])
+        self.diagnostics.load_state_dict(state["runner"])
         logger.rewind_tabular_outputs(state["logger"])
-        ckpt.restore_rng_state(state["rng"])
-        self._start_itr = int(state["itr"]) + 1
-        self._last_checkpoint_itr = int(state["itr"])
-        self.resumed_from = info
+        self._resumed_at(info)
         envs = "with its envs mid-episode" if self.sampler.restores_env_state else "with fresh envs"
         logger.log(
             f"Resumed from {info.path}: {info.cum_steps} steps done, continuing at iteration {self._start_itr} "
             f"of {self.n_itr} {envs}."
         )
 
-    def diagnostics_state_dict(self) -> dict[str, Any]:
-        """The counters and values behind the next log rows (times as durations)."""
-        now = time.perf_counter()
-        return dict(
-            cum_time=now - self._start_time,
-            since_last_log=now - self._last_time,
-            cum_completed_trajs=self._cum_completed_trajs,
-            last_update_counter=self._last_update_counter,
-            itrs_done=self._itrs_done,
-            itrs_at_last_log=self._itrs_at_last_log,
-            opt_infos=self._opt_infos,
-            last_diagnostics=self._last_diagnostics,
-        )
-
-    def load_diagnostics_state_dict(self, state: dict[str, Any]) -> None:
-        now = time.perf_counter()
-        self._start_time = now - state["cum_time"]
-        self._last_time = now - state["since_last_log"]
-        self._cum_time = state["cum_time"]
-        self._cum_completed_trajs = state["cum_completed_trajs"]
-        self._last_update_counter = state["last_update_counter"]
-        self._itrs_done = state["itrs_done"]
-        self._itrs_at_last_log = state["itrs_at_last_log"]
-        self._opt_infos = {k: list(v) for k, v in state["opt_infos"].items()}
-        self._last_diagnostics = dict(state["last_diagnostics"])
+    def _resumed_at(self, info: CheckpointInfo) -> None:
+        self._start_itr = info.itr + 1
+        self.checkpointer.last_saved_itr = info.itr
+        self.resumed_from = info
 
     # ---- diagnostics ----
 
     def initialize_logging(self) -> None:
-        """Reset the counters and buffers diagnostics are computed from; called at the end of startup."""
-        self._opt_infos = {k: [] for k in self.algo.opt_info_fields}
-        self._start_time = self._last_time = time.perf_counter()
-        self._cum_time = 0.0
-        self._cum_completed_trajs = 0
-        self._last_update_counter = 0
-        self._itrs_done = 0
-        self._itrs_at_last_log = 0
-        self._last_diagnostics = {}
-        self._traj_info_keys = self._template_traj_info_keys()
-
-    def _template_traj_info_keys(self) -> list[str]:
-        # progress.csv fixes its columns at the first row, which may come before any trajectory has
-        # finished; a fresh TrajInfo tells the statistics' names up front.
-        try:
-            template = self.sampler.TrajInfoCls(**self.get_traj_info_kwargs())
-        except Exception:
-            template = TrajInfo()
-        return [k for k in template if not k.startswith("_")]
+        """Start the counters and buffers diagnostics are computed from; called at the end of startup."""
+        self.diagnostics = Diagnostics(
+            self.algo.opt_info_fields,
+            traj_info_keys(self.sampler.TrajInfoCls, self.get_traj_info_kwargs()),
+            traj_window=self.log_traj_window,
+            itr_batch_size=self.itr_batch_size,
+            world_size=self.world_size,
+        )
 
     def store_diagnostics(self, itr: int, traj_infos: Sequence[Any], opt_info: Any) -> None:
         """Keep what iteration ``itr`` produced until the next log row."""
-        self._itrs_done = itr + 1
-        self._cum_completed_trajs += len(traj_infos)
-        for key, values in self._opt_infos.items():
-            new = getattr(opt_info, key, [])
-            values.extend(new if isinstance(new, (list, tuple)) else [new])
+        self.diagnostics.itr_done(itr)
+        self.diagnostics.add_trajs(traj_infos)
+        self.diagnostics.add_opt_info(opt_info)
 
     def log_diagnostics(
-        self, itr: int, traj_infos: Sequence[Any] | None = None, eval_time: float = 0.0, prefix: str | None = None
+        self,
+        itr: int,
+        traj_infos: Sequence[Any] | None = None,
+        eval_time: float = 0.0,
+        prefix: str = "Diagnostics/",
     ) -> dict[str, Any]:
         """Save a snapshot and write one row of diagnostics; return the row.
 
-        The runner's own columns get ``prefix`` (default :attr:`diagnostics_prefix`) before their names.
-
-        ``eval_time`` (s) is left out of the training speed. Rates are ``nan`` for a row with no new
-        iterations (the evaluation before training).
+        The runner's own columns get ``prefix`` before their names. ``traj_infos``: the trajectories
+        the row reports (None: the trajectory window). ``eval_time`` (s) is left out of the training speed.
         """
         if itr >= self.min_itr_learn - 1:
             self.save_itr_snapshot(itr)
-        now = time.perf_counter()
-        cum_time = now - self._start_time
-        train_time = now - self._last_time - eval_time
-        new_samples = (self._itrs_done - self._itrs_at_last_log) * self.itr_batch_size
-        update_counter = self.algo.update_counter
-        new_updates = update_counter - self._last_update_counter
-        rates_valid = new_samples > 0 and train_time > 0
-        cum_steps = self._itrs_done * self.itr_batch_size
-
-        self._cum_time = cum_time
-        logger.set_iteration(itr)
-        shown = set(self.console_columns)
-
-        def record(key: str, value: Any) -> None:
-            logger.record_tabular(key, value, console=key in shown)
-
-        with logger.tabular_prefix(self.diagnostics_prefix if prefix is None else prefix):
-            record("Iteration", itr)
-            record("CumTime (s)", cum_time)
-            record("CumSteps", cum_steps)
-            record("CumCompletedTrajs", self._cum_completed_trajs)
-            record("CumUpdates", update_counter)
-            record("StepsPerSecond", new_samples / train_time if rates_valid else math.nan)
-            record("UpdatesPerSecond", new_updates / train_time if rates_valid else math.nan)
-            algo_batch_size = self.algo.batch_size
-            if isinstance(algo_batch_size, numbers.Integral) and not isinstance(algo_batch_size, bool):
-                # Samples trained on per sample collected; world_size cancels in the cumulative ratio.
-                replay_ratio = (
-                    new_updates * algo_batch_size * self.world_size / new_samples if new_samples else math.nan
-                )
-                cum_replay_ratio = (
-                    algo_batch_size * update_counter * self.world_size / cum_steps if cum_steps else math.nan
-                )
-                record("ReplayRatio", replay_ratio)
-                record("CumReplayRatio", cum_replay_ratio)
-            for key, value in self.extra_diagnostics(traj_infos).items():
-                record(key, value)
-        self._log_infos(traj_infos, itr)
-        self._last_diagnostics = logger.dump_tabular(with_prefix=False)
-
-        self._last_time = now
-        self._last_update_counter = update_counter
-        self._itrs_at_last_log = self._itrs_done
-        return self._last_diagnostics
+        columns = self.diagnostics.own_columns(itr, self.algo.update_counter, self.algo.batch_size, eval_time)
+        columns.update(self.extra_diagnostics(traj_infos))
+        self._row_itr = itr
+        self.diagnostics.record_columns(itr, columns, prefix, self.console_columns)
+        self._log_infos(traj_infos)
+        return self.diagnostics.write_row(self.algo.update_counter)
 
     def extra_diagnostics(self, traj_infos: Sequence[Any] | None) -> dict[str, Any]:
         """Runner-specific values for the row, recorded after the common ones (under the same prefix)."""
-        return {}
+        return self.diagnostics.window_columns() if self.diagnostics.traj_window is not None else {}
 
-    def _log_infos(self, traj_infos: Sequence[Any] | None, itr: int) -> None:
-        """Statistics of each trajectory field (skipping ``_`` keys) and of each optimiser field; then
-        clear the optimiser values."""
-        traj_infos = list(traj_infos or [])
-        keys = list(self._traj_info_keys)
-        for info in traj_infos[:1]:
-            keys += [k for k in info if not k.startswith("_") and k not in keys]
-        note = None if traj_infos else self.no_episode_note(itr)
+    def _log_infos(self, traj_infos: Sequence[Any] | None = None) -> None:
+        """Statistics of each trajectory field (None: the trajectory window) and of each optimiser field."""
+        if traj_infos is None:
+            traj_infos = list(self.diagnostics.traj_window or ())
+        note = None if traj_infos else self.no_episode_note(self._row_itr)
         if note:
             logger.log(note)
-        for key in keys:
-            values = [info[key] for info in traj_infos if key in info]
-            logger.record_tabular_misc_stat(key, values, console=self.console_traj_stats.get(key, False))
-        for key, values in self._opt_infos.items():
-            logger.record_tabular_misc_stat(key, values, console=_console_opt_stats(key))
-        self._opt_infos = {k: [] for k in self._opt_infos}
+        self.diagnostics.record_infos(traj_infos, self.console_traj_stats)
 
     def no_episode_note(self, itr: int) -> str | None:
         """The console line for log row ``itr`` when it has no episodes (so no return to show), or None."""
         return "No episode has finished yet, so this row has no return."
 
+    # ---- rlpyt's names for the diagnostics' buffers, which subclasses written for rlpyt read ----
 
-def _console_opt_stats(key: str) -> tuple[str, ...]:
-    """The optimiser statistics a person reads on the console: the Average of losses and of the entropy."""
-    name = key.lower()
-    return ("Average",) if "loss" in name or name == "entropy" else ()
+    @property
+    def _traj_infos(self) -> Sequence[Any]:
+        return self.diagnostics.traj_window if self.diagnostics.traj_window is not None else ()
 
+    @property
+    def _opt_infos(self) -> dict[str, list[float]]:
+        return self.diagnostics.opt_infos
 
-def format_duration(seconds: float) -> str:
-    """``'42 s'``, ``'12 min'``, ``'3.4 h'`` or ``'2.1 days'``: a duration as a person reads it."""
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 90 * 60:
-        return f"{seconds / 60:.0f} min"
-    if seconds < 48 * 3600:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.1f} days"
+    @_opt_infos.setter
+    def _opt_infos(self, value: dict[str, list[float]]) -> None:
+        self.diagnostics.opt_infos = value
+
+    @property
+    def _new_completed_trajs(self) -> int:
+        return self.diagnostics.new_completed_trajs

@@ -66,8 +66,8 @@ class SyncRlMixin(MinibatchRlBase):
         seed: int | None = None,
         affinity: Sequence[Mapping[str, Any]] | Mapping[str, Any] | None = None,
         log_interval_steps: int | float = 1e5,
-        checkpoint: Any = None,
-        resume: Any = False,
+        checkpoint: ckpt.CheckpointPolicy | bool | None = None,
+        resume: bool | str | os.PathLike[str] = False,
         start_method: str | None = None,
         collective_timeout: float = DEFAULT_COLLECTIVE_TIMEOUT_S,
         backend: str | None = None,
@@ -83,10 +83,10 @@ class SyncRlMixin(MinibatchRlBase):
                 f"{name} takes a list with one affinity dict per rank (or one dict, or None), got {affinity!r}."
             )
         super().__init__(
-            algo,
-            agent,
-            sampler,
-            n_steps,
+            algo=algo,
+            agent=agent,
+            sampler=sampler,
+            n_steps=n_steps,
             seed=seed,
             affinity=affinities[0],
             log_interval_steps=log_interval_steps,
@@ -190,11 +190,8 @@ class SyncRlMixin(MinibatchRlBase):
             return None  # already explained, or a stop (Ctrl-C, SIGTERM) that rank 0 handled itself
         error = self._ranks.failure(wait_s=FAILURE_WAIT_S if isinstance(cause, RuntimeError) else 0.0)
         if error is None and "timed out" in str(cause).lower():
-            error = self._ranks.stuck_error(self._itrs_done_or_zero(), self.collective_timeout, cause)
+            error = self._ranks.stuck_error(self.diagnostics.itrs_done, self.collective_timeout, cause)
         return error
-
-    def _itrs_done_or_zero(self) -> int:
-        return int(getattr(self, "_itrs_done", 0))
 
     def _affinity_of_local_rank(self, local_rank: int, local_world_size: int) -> dict[str, Any]:
         if len(self.affinities) == 1:
@@ -273,7 +270,7 @@ class SyncRlMixin(MinibatchRlBase):
         if self.rank == 0:
             super().on_log_interval(itr)
 
-    def save_checkpoint(self, itr: int) -> Any:
+    def save_checkpoint(self, itr: int) -> ckpt.CheckpointInfo | None:
         if self.rank == 0:
             return super().save_checkpoint(itr)
         return None
@@ -300,7 +297,7 @@ class SyncRlMixin(MinibatchRlBase):
         if self.rank == 0 or info is None:
             return
         try:
-            state = ckpt.load_checkpoint(info)
+            state = self.checkpointer.load(info)
         except (OSError, ckpt.CheckpointError) as e:
             raise ckpt.CheckpointError(
                 f"SyncRl rank {self.rank} cannot read rank 0's checkpoint {info.path}: {e}. Ranks on other "
@@ -309,10 +306,8 @@ class SyncRlMixin(MinibatchRlBase):
         self.agent.load_state_dict(state["agent"])
         self.agent.sync_shared_memory()
         self.algo.load_state_dict(state["algo"])
-        self._start_itr = int(state["itr"]) + 1
-        self._itrs_done = self._start_itr
-        self._last_checkpoint_itr = int(state["itr"])
-        self.resumed_from = info
+        self._resumed_at(info)
+        self.diagnostics.itrs_done = self._start_itr
         set_seed(derive_seed(self.seed or 0, RANK_SEED_DOMAIN, self.rank, self._start_itr))
 
 

@@ -79,9 +79,9 @@ def test_two_ranks_of_b2_train_like_one_process_of_b4():
     sync = a2c_runner(sampler=serial_sampler(B=2), n_itr=4)
     sync.train()
     single = MinibatchRl(
-        A2C(learning_rate=3e-3),
-        CategoricalPgAgent(),
-        serial_sampler(B=4),
+        algo=A2C(learning_rate=3e-3),
+        agent=CategoricalPgAgent(),
+        sampler=serial_sampler(B=4),
         n_steps=4 * 8 * 4,
         seed=3,
         affinity=dict(master_torch_threads=1),
