@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from rlrun.envs.traj_info import TrajInfo
+from rlrun.utils.collections import optional_field
 from rlrun.utils.logging import logger
 
 __all__ = ["Diagnostics", "console_opt_stats", "traj_info_keys"]
@@ -71,11 +72,14 @@ class Diagnostics:
             self.new_completed_trajs += len(traj_infos)
             self.traj_window.extend(traj_infos)
 
-    def add_opt_info(self, opt_info: object) -> None:
-        """Keep the values of each optimiser field (a value or a list of them) until the next row."""
+    def add_opt_info(self, opt_info: tuple | None) -> None:
+        """Keep the values of each optimiser field (a value or a list of them) until the next row.
+
+        ``opt_info`` is the algorithm's namedtuple of ``opt_info_fields``; a field it lacks adds nothing."""
         for key, values in self.opt_infos.items():
-            new = getattr(opt_info, key, [])
-            values.extend(new if isinstance(new, (list, tuple)) else [new])
+            new = optional_field(opt_info, key)
+            if new is not None:
+                values.extend(new if isinstance(new, (list, tuple)) else [new])
 
     def add_eval_time(self, eval_time: float) -> None:
         self.cum_eval_time += eval_time
@@ -87,7 +91,9 @@ class Diagnostics:
 
     # ---- a row ----
 
-    def own_columns(self, itr: int, update_counter: int, algo_batch_size: object, eval_time: float) -> dict[str, Any]:
+    def own_columns(
+        self, itr: int, update_counter: int, algo_batch_size: int | None, eval_time: float
+    ) -> dict[str, Any]:
         """The runner's columns of row ``itr`` (counters, speeds, replay ratios), in rlpyt's order.
 
         ``eval_time`` (s) is left out of the training speed. Rates are ``nan`` for a row with no new

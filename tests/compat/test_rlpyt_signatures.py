@@ -79,6 +79,10 @@ _MAKE_AFFINITY = (
     "rlrun's make_affinity names, keyword-only after run_slot, every keyword rlpyt's **kwargs passed on "
     "to encode_affinity, and refuses unknown ones"
 )
+_RUNNER_LOG_DIAGNOSTICS = (
+    "MinibatchRl and SyncRl share the base runner's log_diagnostics(itr, traj_infos=None, eval_time=0, prefix=...), "
+    "so that no override changes its base's signature; prefix goes by keyword, as rlpyt's own calls pass it"
+)
 _NSTEP_BASES = (
     "rlpyt's n-step bases held the storage and waited for a sampling mixin; rlrun composes a storage with a "
     "sampling rule, so these names are the composed classes (built from parts by make_replay_buffer); build a "
@@ -93,6 +97,8 @@ _DUMP_TABULAR = (
     "option, with_prefix, and refuses misspelt keywords"
 )
 ALLOWED: dict[str, str] = {
+    "rlpyt.runners.minibatch_rl.MinibatchRl.log_diagnostics(prefix):position": _RUNNER_LOG_DIAGNOSTICS,
+    "rlpyt.runners.sync_rl.SyncRl.log_diagnostics(prefix):position": _RUNNER_LOG_DIAGNOSTICS,
     "rlpyt.replays.non_sequence.n_step.NStepReturnBuffer.__init__(B):position": _NSTEP_BASES,
     "rlpyt.replays.non_sequence.n_step.NStepReturnBuffer.__init__(discount):position": _NSTEP_BASES,
     "rlpyt.replays.non_sequence.n_step.NStepReturnBuffer.__init__(example):position": _NSTEP_BASES,
@@ -516,8 +522,6 @@ PENDING_OTHER_BRANCHES: dict[str, str] = {
     "rlpyt.runners.async_rl.AsyncRl.launch_optimizer_workers:missing-method": RUNNERS,
     "rlpyt.runners.async_rl.AsyncRl.launch_sampler:missing-method": RUNNERS,
     "rlpyt.runners.async_rl.AsyncRl.launch_workers:missing-method": RUNNERS,
-    "rlpyt.runners.async_rl.AsyncRl.log_diagnostics(prefix):default": RUNNERS,
-    "rlpyt.runners.async_rl.AsyncRl.log_diagnostics(prefix):position": RUNNERS,
     "rlpyt.runners.async_rl.AsyncRl.log_diagnostics(sampler_itr):position": RUNNERS,
     "rlpyt.runners.async_rl.AsyncRl.log_diagnostics(throttle_time):position": RUNNERS,
     "rlpyt.runners.async_rl.AsyncRl.optim_startup:missing-method": RUNNERS,
@@ -531,7 +535,6 @@ PENDING_OTHER_BRANCHES: dict[str, str] = {
     "rlpyt.runners.async_rl.AsyncRlBase.launch_optimizer_workers:missing-method": RUNNERS,
     "rlpyt.runners.async_rl.AsyncRlBase.launch_sampler:missing-method": RUNNERS,
     "rlpyt.runners.async_rl.AsyncRlBase.launch_workers:missing-method": RUNNERS,
-    "rlpyt.runners.async_rl.AsyncRlBase.log_diagnostics(prefix):default": RUNNERS,
     "rlpyt.runners.async_rl.AsyncRlBase.log_diagnostics(sampler_itr):position": RUNNERS,
     "rlpyt.runners.async_rl.AsyncRlBase.log_diagnostics(throttle_time):position": RUNNERS,
     "rlpyt.runners.async_rl.AsyncRlBase.optim_startup:missing-method": RUNNERS,
@@ -545,9 +548,6 @@ PENDING_OTHER_BRANCHES: dict[str, str] = {
     "rlpyt.runners.async_rl.AsyncRlEval.launch_optimizer_workers:missing-method": RUNNERS,
     "rlpyt.runners.async_rl.AsyncRlEval.launch_sampler:missing-method": RUNNERS,
     "rlpyt.runners.async_rl.AsyncRlEval.launch_workers:missing-method": RUNNERS,
-    "rlpyt.runners.async_rl.AsyncRlEval.log_diagnostics(eval_time):added-required": RUNNERS,
-    "rlpyt.runners.async_rl.AsyncRlEval.log_diagnostics(eval_traj_infos):added-required": RUNNERS,
-    "rlpyt.runners.async_rl.AsyncRlEval.log_diagnostics(prefix):default": RUNNERS,
     "rlpyt.runners.async_rl.AsyncRlEval.log_diagnostics(sampler_itr):position": RUNNERS,
     "rlpyt.runners.async_rl.AsyncRlEval.log_diagnostics(throttle_time):position": RUNNERS,
     "rlpyt.runners.async_rl.AsyncRlEval.optim_startup:missing-method": RUNNERS,
@@ -555,19 +555,13 @@ PENDING_OTHER_BRANCHES: dict[str, str] = {
     "rlpyt.runners.async_rl.AsyncRlEval.store_diagnostics(opt_info):position": RUNNERS,
     "rlpyt.runners.async_rl.AsyncRlEval.store_diagnostics(sampler_itr):position": RUNNERS,
     "rlpyt.runners.async_rl.AsyncRlEval.store_diagnostics(traj_infos):position": RUNNERS,
-    "rlpyt.runners.minibatch_rl.MinibatchRl.__init__(log_traj_window):keyword-only": RUNNERS,
-    "rlpyt.runners.minibatch_rl.MinibatchRl.log_diagnostics(prefix):default": RUNNERS,
-    "rlpyt.runners.minibatch_rl.MinibatchRlBase.log_diagnostics(prefix):default": RUNNERS,
-    "rlpyt.runners.minibatch_rl.MinibatchRlEval.log_diagnostics(prefix):default": RUNNERS,
     "rlpyt.runners.sync_rl.SyncRl.WorkerCls:missing-method": RUNNERS,
     "rlpyt.runners.sync_rl.SyncRl.__init__(log_traj_window):keyword-only": RUNNERS,
     "rlpyt.runners.sync_rl.SyncRl.build_par_objs:missing-method": RUNNERS,
     "rlpyt.runners.sync_rl.SyncRl.launch_workers:missing-method": RUNNERS,
-    "rlpyt.runners.sync_rl.SyncRl.log_diagnostics(prefix):default": RUNNERS,
     "rlpyt.runners.sync_rl.SyncRlEval.WorkerCls:missing-method": RUNNERS,
     "rlpyt.runners.sync_rl.SyncRlEval.build_par_objs:missing-method": RUNNERS,
     "rlpyt.runners.sync_rl.SyncRlEval.launch_workers:missing-method": RUNNERS,
-    "rlpyt.runners.sync_rl.SyncRlEval.log_diagnostics(prefix):default": RUNNERS,
     "rlpyt.runners.sync_rl.SyncRlMixin.build_par_objs:missing-method": RUNNERS,
     "rlpyt.runners.sync_rl.SyncRlMixin.launch_workers:missing-method": RUNNERS,
 }
