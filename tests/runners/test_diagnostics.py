@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 
 from rlrun.runners.diagnostics import Diagnostics
+from rlrun.utils.collections import namedtuple
 
 
 def traj(length: int, ret: float) -> dict:
@@ -42,15 +42,16 @@ def test_rates_are_nan_without_new_iterations_and_replay_ratio_needs_an_integer_
 
 def test_optimiser_values_collect_until_they_are_recorded():
     d = Diagnostics(("loss", "gradNorm"))
-    d.add_opt_info(SimpleNamespace(loss=[1.0, 2.0], gradNorm=0.5))
-    d.add_opt_info(SimpleNamespace(loss=3.0))  # a field missing from an opt_info adds nothing
+    d.add_opt_info(namedtuple("OptInfo", ["loss", "gradNorm"])(loss=[1.0, 2.0], gradNorm=0.5))
+    d.add_opt_info(namedtuple("LossOnly", ["loss"])(loss=3.0))  # a field missing from an opt_info adds nothing
+    d.add_opt_info(None)  # an algorithm that took no step
     assert d.opt_infos == dict(loss=[1.0, 2.0, 3.0], gradNorm=[0.5])
 
 
 def test_state_dict_round_trip_keeps_counters_window_and_eval_times():
     d = Diagnostics(("loss",), ("Return",), traj_window=3, itr_batch_size=4)
     d.add_trajs([traj(2, 1.0), traj(3, 5.0)])
-    d.add_opt_info(SimpleNamespace(loss=0.25))
+    d.add_opt_info(namedtuple("LossOnly", ["loss"])(loss=0.25))
     d.itr_done(6)
     d.add_eval_time(1.5)
     d.add_eval_time(0.5)
