@@ -226,7 +226,7 @@ def format_config(config: dict[str, Any]) -> list[str]:
 
 
 def main(args: argparse.Namespace, write: Callable[[str], Any] = print) -> int:
-    from rlrun.runners.checkpoint import CheckpointPolicy
+    from rlrun.runners.checkpoint import CheckpointPolicy, NothingToResumeError
     from rlrun.utils.logging import logger
     from rlrun.utils.logging.context import logger_context
     from rlrun.utils.plotting import plot_progress
@@ -286,9 +286,13 @@ def main(args: argparse.Namespace, write: Callable[[str], Any] = print) -> int:
             args.log_dir or default_name, args.run_id, name, params, snapshot_mode="last",
             use_summary_writer=args.tensorboard,
         )  # fmt: skip
-    with context as run_dir:
-        runner.train()
-        logger.log(f"Run folder: {run_dir}")
+    try:
+        with context as run_dir:
+            runner.train()
+            logger.log(f"Run folder: {run_dir}")
+    except NothingToResumeError as error:
+        print(f"rlrun train --resume: {error}", file=sys.stderr)
+        return 2
     curve = os.path.join(run_dir, "learning_curve.png")
     try:
         plot_progress(run_dir, curve, title=f"{name} (run {args.run_id})")

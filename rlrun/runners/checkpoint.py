@@ -31,10 +31,13 @@ from typing import Any, BinaryIO
 import numpy as np
 import torch
 
+from rlrun.utils.logging.context import RunNotStartedError
+
 __all__ = [
     "CheckpointPolicy",
     "CheckpointInfo",
     "CheckpointError",
+    "NothingToResumeError",
     "CHECKPOINT_DIR_NAME",
     "checkpoint_dir",
     "checkpoint_path",
@@ -58,6 +61,11 @@ _NAME = re.compile(r"^itr_(\d+)\.json$")
 
 class CheckpointError(RuntimeError):
     """A checkpoint that cannot be used: missing, corrupt, or saved by an incompatible run."""
+
+
+class NothingToResumeError(CheckpointError, RunNotStartedError):
+    """A resume found no usable checkpoint in a folder that holds an earlier attempt (its checkpoint
+    files, or rows in its ``progress.csv``): the run refuses to start rather than log over that history."""
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from rlrun.runners.base import BaseRunner
-from rlrun.runners.checkpoint import CheckpointInfo, CheckpointPolicy
+from rlrun.runners.checkpoint import CheckpointInfo, CheckpointPolicy, NothingToResumeError, checkpoint_dir
 from rlrun.runners.checkpointer import Checkpointer
 from rlrun.runners.console import Console
 from rlrun.runners.contracts import AgentContract, AlgorithmContract, SamplerContract
@@ -320,13 +320,23 @@ class MinibatchRlBase(BaseRunner):
     def load_checkpoint(self) -> None:
         """Continue from the newest usable checkpoint of ``resume``; called at the end of startup.
 
-        Without one, the run starts at iteration 0 and the log rows an earlier attempt left are cut.
+        Without one, a fresh folder starts at iteration 0. A folder that holds an earlier attempt (checkpoint
+        files, all unusable, or logged rows) raises :class:`NothingToResumeError` and is left as it is: nothing
+        an earlier attempt recorded is cut.
         """
         source = None if isinstance(self.resume, bool) else self.resume  # True: this run's folder
         found = self.checkpointer.restore(source, self.itr_batch_size, (self.agent, self.algo, self.sampler))
         if found is None:
-            logger.log(f"No checkpoint in {source or self.checkpointer.run_dir}: starting at iteration 0.")
-            logger.rewind_tabular_outputs({})
+            where = source or self.checkpointer.run_dir
+            history = self._earlier_attempt(where)
+            if history:
+                raise NothingToResumeError(
+                    f"Nothing to resume from in {where}: {'; '.join(history)}. Those files are kept as they are. "
+                    "Check why the checkpoints cannot be read (debug.log), or start over in a new folder: run "
+                    "without resume (rlrun train without --resume; resume=False in a script), which leaves this "
+                    "folder and its logs alone."
+                )
+            logger.log(f"No checkpoint in {where}: starting at iteration 0.")
             return
         info, state = found
         self.diagnostics.load_state_dict(state["runner"])
@@ -337,6 +347,20 @@ class MinibatchRlBase(BaseRunner):
             f"Resumed from {info.path}: {info.cum_steps} steps done, continuing at iteration {self._start_itr} "
             f"of {self.n_itr} {envs}."
         )
+
+    @staticmethod
+    def _earlier_attempt(where: str | os.PathLike[str] | None) -> list[str]:
+        """What an earlier attempt left in the run folder: checkpoint files, and rows in the CSV outputs."""
+        found = []
+        if where is not None:
+            folder = checkpoint_dir(where)
+            files = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+            if files:
+                found.append(f"{len(files)} checkpoint file(s) in {folder}, none usable ({', '.join(files[:6])})")
+        for name, state in logger.tabular_outputs_state().items():
+            if state.get("rows"):
+                found.append(f"{name} has {state['rows']} logged row(s)")
+        return found
 
     def _resumed_at(self, info: CheckpointInfo) -> None:
         self._start_itr = info.itr + 1

@@ -86,3 +86,19 @@ def test_resume_of_a_folder_without_an_rlrun_train_command_exits_2(tmp_path, cap
 def test_train_without_algo_or_env_exits_2_naming_resume(capsys):
     assert main(["train", "--env", "CartPole-v1"]) == 2
     assert "--algo and --env are required (or --resume RUN_DIR" in capsys.readouterr().err
+
+
+def test_resume_with_every_checkpoint_corrupt_exits_2_and_leaves_progress_csv_alone(tmp_path, capsys):
+    short = [*COMMAND[:8], "320", *COMMAND[9:]]  # 20 iterations, a checkpoint after each log row
+    assert main([*short, "--log-dir", str(tmp_path)]) == 0
+    run_dir = tmp_path / "run_0"
+    for manifest in (run_dir / "checkpoints").glob("*.json"):
+        manifest.write_text("{not json")
+    before = (run_dir / "progress.csv").read_bytes()
+    capsys.readouterr()
+    assert main(["train", "--resume", str(run_dir), "--steps", "640"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("rlrun train --resume: Nothing to resume from") and "none usable" in err
+    assert "rlrun train without --resume" in err
+    assert (run_dir / "progress.csv").read_bytes() == before
+    assert not (run_dir / "FAILED").exists()

@@ -14,7 +14,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from checkpoint_runs import ALGOS, build_runner  # noqa: E402
 
-from rlrun.runners.checkpoint import CheckpointError, CheckpointPolicy, list_checkpoints, load_checkpoint  # noqa: E402
+from rlrun.runners.checkpoint import (  # noqa: E402
+    CheckpointError,
+    CheckpointPolicy,
+    NothingToResumeError,
+    list_checkpoints,
+    load_checkpoint,
+)
 from rlrun.utils.logging import logger  # noqa: E402
 from rlrun.utils.logging.context import logger_context  # noqa: E402
 
@@ -97,9 +103,42 @@ def test_rows_logged_after_the_last_checkpoint_are_cut_and_logged_again_once(tmp
 
 
 @pytest.mark.timeout(60)
-def test_resume_without_a_checkpoint_starts_over_and_drops_the_earlier_rows(tmp_path):
+def test_resume_without_a_checkpoint_after_logged_rows_refuses_and_keeps_progress_csv(tmp_path):
     train(tmp_path / "run", algo="a2c", crash_at=3, policy=CheckpointPolicy(every_itrs=5))  # rows 0..2, none saved
-    rows = read_rows(train(tmp_path / "run", algo="a2c", resume=True, n_steps=160))
+    run_dir = tmp_path / "run" / "run_0"
+    before = (run_dir / "progress.csv").read_bytes()
+    with pytest.raises(NothingToResumeError, match=r"progress.csv has 3 logged row\(s\)") as caught:
+        train(tmp_path / "run", algo="a2c", resume=True, n_steps=160)
+    assert "run without resume" in str(caught.value)
+    assert (run_dir / "progress.csv").read_bytes() == before
+    assert not (run_dir / "FAILED").exists()
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("damage", ["truncate data", "corrupt manifests"])
+def test_resume_with_every_checkpoint_unusable_refuses_naming_them_and_keeps_progress_csv(tmp_path, damage):
+    train(tmp_path / "run", algo="a2c", crash_at=7, policy=CheckpointPolicy(every_itrs=2, keep_last=3))
+    run_dir = tmp_path / "run" / "run_0"
+    infos = list_checkpoints(run_dir / "checkpoints")
+    assert len(infos) >= 2
+    for info in infos:
+        if damage == "truncate data":
+            info.path.write_bytes(info.path.read_bytes()[:100])
+        else:
+            info.manifest.write_text("{not json")
+    before = (run_dir / "progress.csv").read_bytes()
+    with pytest.raises(NothingToResumeError) as caught:
+        train(tmp_path / "run", algo="a2c", resume=True)
+    message = str(caught.value)
+    assert "none usable" in message and infos[-1].path.name in message and "7 logged row(s)" in message
+    assert (run_dir / "progress.csv").read_bytes() == before  # byte for byte: nothing cut, nothing added
+    assert not (run_dir / "FAILED").exists()
+
+
+@pytest.mark.timeout(60)
+def test_resume_into_a_fresh_folder_starts_at_iteration_0(tmp_path):
+    """A script that always passes resume=True starts its first attempt normally."""
+    rows = read_rows(train(tmp_path / "new", algo="a2c", resume=True, n_steps=160))
     assert [int(r["Diagnostics/Iteration"]) for r in rows] == list(range(5))
 
 

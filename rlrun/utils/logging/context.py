@@ -206,6 +206,9 @@ def logger_context(
         logger.log(f"Logging to {run_dir}")
         try:
             yield run_dir
+        except RunNotStartedError as error:  # nothing of the run's folder was changed: leave it as it was
+            logger.log(f"The run did not start ({type(error).__name__}); {run_dir} is left as it was.", console=False)
+            raise
         except Exception as error:
             _record_failure(run_dir, error, remove=made)
             raise
@@ -213,6 +216,11 @@ def logger_context(
         library_log.removeHandler(handler)
         library_log.setLevel(level_before)
         logger.pop_state()
+
+
+class RunNotStartedError(Exception):
+    """An error raised before a run changed its folder (a resume that finds nothing to resume from):
+    :func:`logger_context` writes no ``FAILED`` file and removes nothing for it."""
 
 
 def _record_failure(run_dir: str, error: BaseException, remove: bool) -> None:
