@@ -13,6 +13,10 @@ The master never waits for a rank without a deadline. How each failure reaches i
 - a rank is stuck (alive, never reaching the collective): the collective times out after the
   runner's ``collective_timeout``; :meth:`RankProcesses.stuck_error` names the ranks whose heartbeat
   is behind and shows their stacks.
+- a rank is stopped (SIGSTOP, Ctrl-Z on it alone, a debugger): a watch thread sees it within
+  :data:`STOPPED_LIMIT_S` s and kills it, which ends the collective rank 0 waits in at once, and
+  :meth:`RankProcesses.failure` reports the stop, not the kill. rank 0 cannot wait out the
+  ``collective_timeout`` (600 s by default) for a process that will never run again.
 
 Ranks die with the master (``PR_SET_PDEATHSIG``), and their sampler workers die with them, so a
 killed master leaves nothing behind either.
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import ctypes
 import faulthandler
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,12 +34,16 @@ from multiprocessing.connection import Connection, Pipe
 from multiprocessing.connection import wait as wait_for_ready
 from typing import Any
 
+import psutil
+
 from rlrun.samplers.parallel.pool import request_stack
 from rlrun.samplers.parallel.protocol import STACK_SIGNAL, describe_exitcode
 
 __all__ = ["RankProcessError", "RankEnd", "RankProcesses", "STACK_SIGNAL"]
 
 POLL_S = 0.05
+STOPPED_LIMIT_S = 2.0  # a rank stopped this long is reported (and killed, to end the collective)
+WATCH_S = 0.25  # how often the watch thread looks at the ranks' states
 _HELLO, _FAILED = b"h", b"x"
 
 
@@ -98,6 +107,9 @@ class RankProcesses:
         self._hello: set[int] = set()
         self._failures: dict[int, _Report] = {}
         self._stopped = False
+        self._stopped_rank: tuple[int, int, float] | None = None  # (rank, pid, seconds stopped), seen by the watch
+        self._watch_end = threading.Event()
+        self._watch: threading.Thread | None = None
 
     def start(self, target: Callable[..., None], args_of: Callable[[int, RankEnd], tuple]) -> None:
         """Start one process per rank 1..N-1 running ``target(*args_of(rank, end))``."""
@@ -112,6 +124,38 @@ class RankProcesses:
             finally:
                 end.close()  # the rank's ends belong to the rank alone
             self.processes[rank] = process
+
+    def start_watch(self) -> None:
+        """Watch the ranks from a thread: one stopped for :data:`STOPPED_LIMIT_S` s is killed and remembered,
+        so that the collective rank 0 waits in fails now and :meth:`failure` says why."""
+        handles = {}
+        for rank, process in self.processes.items():
+            try:
+                handles[rank] = psutil.Process(process.pid)
+            except psutil.Error:  # already gone: failure() reports its exit code
+                continue
+        self._watch = threading.Thread(
+            target=self._watch_ranks, args=(handles,), name="sync_rl_rank_watch", daemon=True
+        )
+        self._watch.start()
+
+    def _watch_ranks(self, handles: dict[int, psutil.Process]) -> None:
+        stopped_since: dict[int, float] = {}
+        while not self._watch_end.wait(WATCH_S):
+            now = time.monotonic()
+            for rank, handle in handles.items():
+                try:
+                    stopped = handle.status() in (psutil.STATUS_STOPPED, psutil.STATUS_TRACING_STOP)
+                except psutil.Error:  # gone
+                    stopped = False
+                if not stopped:
+                    stopped_since.pop(rank, None)
+                    continue
+                since = stopped_since.setdefault(rank, now)
+                if now - since >= STOPPED_LIMIT_S:
+                    self._stopped_rank = (rank, handle.pid, now - since)
+                    self.processes[rank].kill()  # a stopped process still dies of SIGKILL
+                    return
 
     def wait_started(self, timeout: float) -> None:
         """Wait until every rank process runs (says hello); a rank that fails first is raised."""
@@ -151,6 +195,14 @@ class RankProcesses:
         """
         deadline = time.monotonic() + wait_s
         while True:
+            if self._stopped_rank is not None:
+                rank, pid, seconds = self._stopped_rank
+                return RankProcessError(
+                    rank,
+                    f"was stopped (process {pid}: SIGSTOP, Ctrl-Z on it alone, or a debugger) and did not run for "
+                    f"{seconds:.1f} s, so the other ranks could not go on; it was killed to end the run. Do not stop "
+                    f"one rank of a SyncRl run (`kill -CONT {pid}` within {STOPPED_LIMIT_S:g} s lets it go on).",
+                )
             self._read_reports(0.0)
             for rank, process in self.processes.items():
                 code = process.exitcode
@@ -203,6 +255,9 @@ class RankProcesses:
         if self._stopped:
             return
         self._stopped = True
+        self._watch_end.set()
+        if self._watch is not None:
+            self._watch.join(timeout=2 * WATCH_S)
         left = [p for p in self.processes.values() if p.exitcode is None]
         for p in left:
             p.kill()

@@ -168,6 +168,7 @@ class SyncRlMixin(MinibatchRlBase):
                     "functions at module level (no lambdas or local classes), or use start_method='fork' on CPUs."
                 ) from e
             ranks.wait_started(timeout=max(60.0, self.collective_timeout))
+            ranks.start_watch()
             row = super().train()
             error = ranks.join(FINISH_TIMEOUT_S)
             if error is not None:

@@ -34,7 +34,7 @@ def hang_forever() -> None:
 
 class RankFaultyCartPole(GymEnvWrapper):
     """CartPole-v1 whose env seeded ``fail_seed`` fails at its ``fail_step``-th step: ``fail_in`` is
-    "step" (raises), "kill" (SIGKILL to its own process) or "hang"."""
+    "step" (raises), "kill" (SIGKILL to its own process), "stop" (SIGSTOP to itself) or "hang"."""
 
     def __init__(self, fail_in: str, fail_seed: int, fail_step: int = 30) -> None:
         super().__init__(gymnasium.make("CartPole-v1"))
@@ -54,6 +54,8 @@ class RankFaultyCartPole(GymEnvWrapper):
                     raise RuntimeError(f"{FAILURE_TEXT} at step {self.n_steps} in pid {os.getpid()}")
                 if self.fail_in == "kill":
                     os.kill(os.getpid(), signal.SIGKILL)
+                if self.fail_in == "stop":  # SIGSTOP, as a user's `kill -STOP` or Ctrl-Z on it alone
+                    os.kill(os.getpid(), signal.SIGSTOP)
                 if self.fail_in == "hang":
                     hang_forever()
         return super().step(action)

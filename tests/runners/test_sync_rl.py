@@ -210,6 +210,13 @@ def test_a_rank_killed_by_sigkill_is_reported_within_seconds(leak_check):
     leak_check.assert_clean()
 
 
+def test_a_stopped_rank_is_reported_as_stopped_within_5_s_whatever_the_collective_timeout(leak_check):
+    runner = a2c_runner(sampler=serial_sampler(**_faulty("stop")), n_itr=100, collective_timeout=600)
+    error = _raises_within(15, "SyncRl rank 1 was stopped", runner)
+    assert error.rank == 1 and "kill -CONT" in str(error) and "died with" not in str(error)
+    leak_check.assert_clean()
+
+
 @pytest.mark.integration
 def test_a_stuck_rank_becomes_an_error_with_its_stack_after_the_collective_timeout(leak_check):
     runner = a2c_runner(sampler=serial_sampler(**_faulty("hang")), n_itr=100, collective_timeout=10)
