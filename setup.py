@@ -22,6 +22,7 @@ EXTRAS = {
     # videos of play and evaluation: imageio with imageio-ffmpeg's bundled ffmpeg; Gymnasium draws its
     # classic-control and Box2D envs with pygame (for `rlrun play --render` and rgb_array frames alike)
     "video": ["imageio>=2.14", "imageio-ffmpeg>=0.4", "pygame>=2.1"],
+    "wandb": ["wandb>=0.16"],  # Weights & Biases tracking: logger_context(wandb=True), rlrun train --wandb
     "tests": [
         "pytest>=7",
         "pytest-timeout>=2.1",
@@ -34,6 +35,7 @@ EXTRAS = {
         "pygame>=2.1",  # Gymnasium's rgb_array frames of CartPole
         "stable-baselines3>=2.0",  # the benchmarks' side-by-side runs, smoke-tested
         "tensorboard>=2.10",  # event files written and read back
+        "wandb>=0.16",  # tracking, tested offline and read back
         "ruff>=0.17.6,<0.18",  # CI checks formatting too: a formatter release may restyle code
         "mypy>=1.10",
         # tests/docs builds the site with --strict

@@ -104,6 +104,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "`tensorboard --logdir RUN_DIR`",
     )  # fmt: skip
     parser.add_argument(
+        "--wandb", nargs="?", const="rlrun", default=None, metavar="PROJECT",
+        help="also track the run with Weights & Biases, in PROJECT (default: $WANDB_PROJECT, else rlrun); the "
+        "wandb extra; WANDB_MODE=offline keeps it in the run folder for a later `wandb sync`",
+    )  # fmt: skip
+    parser.add_argument(
         "--progress-bar", action=argparse.BooleanOptionalAction, default=None,
         help="show the progress bar (default: on a terminal only, or as RLRUN_PROGRESS says)",
     )  # fmt: skip
@@ -263,6 +268,11 @@ def main(args: argparse.Namespace, write: Callable[[str], Any] = print) -> int:
                 import torch.utils.tensorboard  # noqa: F401
             except ImportError as error:
                 raise ConfigError("--tensorboard needs TensorBoard: pip install 'rlrun[tensorboard]'.") from error
+        if args.wandb:
+            try:
+                import wandb  # noqa: F401  (checked before any folder is made)
+            except ImportError as error:
+                raise ConfigError("--wandb needs Weights & Biases: pip install 'rlrun[wandb]'.") from error
     except ConfigError as error:
         print(f"rlrun train: {error}", file=sys.stderr)
         return 2
@@ -276,15 +286,18 @@ def main(args: argparse.Namespace, write: Callable[[str], Any] = print) -> int:
             args=stored_args,
         ),
     )  # fmt: skip
+    project = None if args.wandb in (None, "rlrun") else args.wandb  # "rlrun": --wandb alone ($WANDB_PROJECT)
+    tracking: bool | dict[str, Any] = bool(args.wandb) and (dict(project=project) if project else True)
     if args.resume:
         log_dir, run_id = os.path.dirname(args.resume), os.path.basename(args.resume).removeprefix("run_")
         context = logger_context(
-            log_dir, run_id, name, params, snapshot_mode="last", resume=True, use_summary_writer=args.tensorboard
-        )
+            log_dir, run_id, name, params, snapshot_mode="last", resume=True, use_summary_writer=args.tensorboard,
+            wandb=tracking,
+        )  # fmt: skip
     else:  # a snapshot of the agent at each log row, for `rlrun play`
         context = logger_context(
             args.log_dir or default_name, args.run_id, name, params, snapshot_mode="last",
-            use_summary_writer=args.tensorboard,
+            use_summary_writer=args.tensorboard, wandb=tracking,
         )  # fmt: skip
     try:
         with context as run_dir:

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from rlrun.utils.logging import logger
+from rlrun.utils.logging.tracking import WANDB_EXTRA, WandbTracker
 
 __all__ = [
     "logger_context",
@@ -129,6 +130,7 @@ def logger_context(
     use_summary_writer: bool = False,
     snapshot_gap: int | None = None,
     resume: bool = False,
+    wandb: bool | Mapping[str, Any] = False,
 ) -> Iterator[str]:
     """Log one run into its own folder; wrap ``runner.train()`` in it. Yields the run folder.
 
@@ -140,7 +142,10 @@ def logger_context(
     and the snapshots chosen by ``snapshot_mode`` (see :func:`logger.set_snapshot_mode`; ``snapshot_gap``
     sets the gap, else the logger's current gap is kept). Records of the library's stdlib loggers (``rlrun.*``)
     go to ``debug.log`` too, and warnings also to the console. ``use_summary_writer=True`` also writes
-    TensorBoard event files there. On exit, also by an exception, files are closed and the logger
+    TensorBoard event files there. ``wandb=True`` (or a dict of ``wandb.init`` keywords such as
+    ``project``, ``entity``, ``tags``) sends the config and every row to Weights & Biases too
+    (:class:`~rlrun.utils.logging.tracking.WandbTracker`; the ``wandb`` extra; ``WANDB_MODE=offline``
+    without a network). On exit, also by an exception, files are closed and the logger
     state from before the context comes back.
 
     In a process a launcher started as rank ``RANK > 0`` (``torchrun``: ``RANK`` and ``WORLD_SIZE`` set),
@@ -166,6 +171,8 @@ def logger_context(
         yield from _silent_context(log_dir, run_ID, override_prefix)
         return
     summary_writer_cls = _summary_writer_cls() if use_summary_writer else None
+    if wandb:
+        _require_wandb()  # before any folder is made
     run_dir = os.path.join(str(log_dir), f"run_{run_ID}")
     data_dir = os.path.join(os.getcwd(), LOG_DIR_NAME)
     if not (override_prefix or os.path.isabs(run_dir) or _inside(run_dir, data_dir)):
@@ -201,6 +208,9 @@ def logger_context(
         with open(params_path + ".tmp", "w", encoding="utf-8") as f:
             json.dump(jsonable(params), f, indent=2)
         os.replace(params_path + ".tmp", params_path)
+        if wandb:
+            init_kwargs = dict(wandb) if isinstance(wandb, Mapping) else {}
+            logger.add_tracker(WandbTracker(run_dir, f"{name}_{run_ID}", jsonable(params), **init_kwargs))
         if run_dir != wanted_dir:
             logger.log(f"{wanted_dir} holds an earlier run's logs, which are kept; this run logs to {run_dir}.")
         logger.log(f"Logging to {run_dir}")
@@ -260,6 +270,15 @@ def _silent_context(log_dir: str, run_ID: int | str, override_prefix: bool) -> I
         yield os.path.abspath(run_dir)
     finally:
         logger.pop_state()
+
+
+def _require_wandb() -> None:
+    try:
+        import wandb  # noqa: F401
+    except ImportError as e:
+        raise ImportError(
+            f"logger_context(wandb=...) needs Weights & Biases, which is not installed: {WANDB_EXTRA}, or pass wandb=False."
+        ) from e
 
 
 def _summary_writer_cls() -> type:

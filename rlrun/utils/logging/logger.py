@@ -31,10 +31,10 @@ import math
 import numbers
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 import numpy as np
 import torch
@@ -68,6 +68,7 @@ class _State:
     disable_prefix: bool = False
     console: bool = True
     summary_writer: Any = None
+    trackers: list[Tracker] = field(default_factory=list)  # W&B and the like: every row, at the iteration
     tf_summary_dir: str | None = None
     iteration: int = 0
     started: bool = False  # a runner finished its start-up, or a row was written
@@ -134,6 +135,9 @@ def _close_outputs(state: _State) -> None:
         out.close()
     if state.summary_writer is not None and hasattr(state.summary_writer, "close"):
         state.summary_writer.close()
+    for tracker in state.trackers:
+        tracker.close()
+    state.trackers.clear()
     state.text_files.clear()
     state.csv_outputs.clear()
     state.held_csv_outputs.clear()
@@ -472,6 +476,26 @@ def hold_tabular_output(file_name: str) -> None:
         _state.held_csv_outputs[path] = out
 
 
+class Tracker(Protocol):
+    """An experiment tracker (:class:`~rlrun.utils.logging.tracking.WandbTracker`): gets every dumped row."""
+
+    def log_row(self, row: Mapping[str, Any], step: int) -> None: ...
+
+    def log_video(self, path: str, step: int, key: str = "video") -> None: ...
+
+    def close(self) -> None: ...
+
+
+def add_tracker(tracker: Tracker) -> None:
+    """Send every row :func:`dump_tabular` writes to ``tracker`` too, at the iteration; the current logger
+    state closes it (``logger_context`` on exit)."""
+    _state.trackers.append(tracker)
+
+
+def get_trackers() -> list[Tracker]:
+    return list(_state.trackers)
+
+
 def set_tf_summary_writer(writer_name: Any) -> None:
     """Send every numeric value of each dumped row to ``writer_name.add_scalar(tag, value, iteration)``
     (a ``SummaryWriter``; the parameter keeps rlpyt's name)."""
@@ -519,6 +543,8 @@ def dump_tabular(with_prefix: bool = True) -> dict[str, Any]:
         added = out.write_row(row)
         if added:
             log(f"{out.path}: new column(s) {', '.join(added)}; earlier rows have empty cells there.", console=False)
+    for tracker in _state.trackers:
+        tracker.log_row(row, _state.iteration)
     writer = _state.summary_writer
     if writer is not None:
         for key, value in row.items():
