@@ -41,7 +41,7 @@ def progress_columns(tmp_path, experiment: str) -> list[str]:
 def test_quick_start_writes_progress_params_and_a_learning_curve(tmp_path):
     result = run_example("quick_start.py", ["--n_steps", "2048", "--log_interval_steps", "1024"], tmp_path)
     check(result)
-    (run_dir,) = glob.glob(str(tmp_path / "data" / "local" / "*" / "*" / "quick_start" / "run_0"))
+    (run_dir,) = glob.glob(str(tmp_path / "data" / "quick_start" / "run_0"))
     for name in ("progress.csv", "params.json", "debug.log", "learning_curve.png", "params.pkl"):
         assert os.path.getsize(os.path.join(run_dir, name)) > 0, name
     assert "Final evaluation return" in result.stdout

@@ -8,7 +8,7 @@ construction, and the type checker in CI verifies that they do (see the end of t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from rlrun.samplers.collections import BatchSpec
@@ -34,6 +34,8 @@ class SamplerContract(Protocol):
     TrajInfoCls: Any
     n_worker: int
     eval_n_envs: int
+    EnvCls: Callable[..., Any]  # for the run record
+    env_kwargs: dict[str, Any]
 
     @property
     def batch_spec(self) -> BatchSpec: ...

@@ -20,6 +20,7 @@ from rlrun.runners.contracts import AgentContract, AlgorithmContract, SamplerCon
 from rlrun.runners.diagnostics import Diagnostics, traj_info_keys
 from rlrun.runners.interrupt import StopSignals, TrainingInterrupted, interrupted_error
 from rlrun.runners.master_affinity import apply_master_affinity, check_affinity, fit_master_threads_to_workers
+from rlrun.runners.run_record import RunRecord, qualified_name, resume_advice, write_run_record
 from rlrun.utils.logging import logger
 from rlrun.utils.logging.progress import progress_bar_wanted
 from rlrun.utils.seed import make_seed, set_seed
@@ -148,7 +149,8 @@ class MinibatchRlBase(BaseRunner):
                 self.console.close()
                 self._shutdown_after_error()
                 if isinstance(e, TrainingInterrupted):
-                    logger.log(f"{e} The sampler is shut down; resume=True continues from the latest checkpoint.")
+                    advice = resume_advice(self.checkpointer.run_dir, self.checkpoint_policy is not None)
+                    logger.log(f"{e} The sampler is shut down. {advice}")
                 raise
         self.console.close()
         logger.log("Training complete.")
@@ -228,8 +230,29 @@ class MinibatchRlBase(BaseRunner):
         self.initialize_logging()
         if self.resume is not False:
             self.load_checkpoint()
+        self.write_run_record(n_itr)
         logger.mark_run_started()
         return n_itr
+
+    def write_run_record(self, n_itr: int) -> None:
+        """Describe the run in its folder's ``run.json`` (see :mod:`rlrun.runners.run_record`), for ``rlrun info``."""
+        run_dir = self.checkpointer.run_dir
+        if run_dir is None or self.rank != 0:
+            return
+        record = RunRecord(
+            runner=qualified_name(self),
+            algo=qualified_name(self.algo),
+            agent=qualified_name(self.agent),
+            sampler=qualified_name(self.sampler),
+            env=qualified_name(self.sampler.EnvCls),
+            env_kwargs=dict(self.sampler.env_kwargs),
+            n_steps=self.n_steps,
+            n_itr=n_itr,
+            itr_batch_size=self.itr_batch_size,
+            log_interval_steps=self.log_interval_steps,
+            checkpoints=self.checkpoint_policy is not None,
+        )
+        write_run_record(run_dir, record)
 
     def make_checkpointer(self) -> Checkpointer:
         """The run's checkpointer, given the folder ``logger_context`` opened and its snapshot settings.

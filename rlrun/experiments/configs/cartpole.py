@@ -25,6 +25,7 @@ from rlrun.algos.dqn.dqn import DQN
 from rlrun.algos.pg.a2c import A2C
 from rlrun.algos.pg.ppo import PPO
 from rlrun.envs.gym import make
+from rlrun.runners.checkpoint import CheckpointPolicy
 from rlrun.runners.minibatch_rl import MinibatchRlEval
 from rlrun.samplers.serial.sampler import SerialSampler
 
@@ -117,6 +118,8 @@ def build_runner(
     affinity: dict | None = None,
     SamplerCls: type = SerialSampler,
     eval_n_envs: int | None = None,
+    checkpoint: CheckpointPolicy | bool | None = None,
+    resume: bool = False,
 ) -> MinibatchRlEval:
     """A MinibatchRlEval runner for ``algo`` (a key of :data:`CONFIGS`) on CartPole-v1.
 
@@ -127,7 +130,8 @@ def build_runner(
     parallel sampler rounds it to a multiple of its workers, so choose a multiple to evaluate the same
     episodes as SerialSampler. ``affinity=None`` means one torch thread in the
     training process: these MLPs gain nothing from more, and spinning threads slow a busy machine
-    several times over.
+    several times over. ``checkpoint`` and ``resume`` go to the runner (checkpoints need a
+    ``logger_context`` around ``train()``; see docs/checkpoints.md).
     """
     if algo not in CONFIGS:
         raise KeyError(f"No CartPole config for {algo!r}; choose from {sorted(CONFIGS)}.")
@@ -154,4 +158,6 @@ def build_runner(
         seed=seed,
         log_interval_steps=log_interval_steps,
         affinity=dict(master_torch_threads=1) if affinity is None else affinity,
+        checkpoint=checkpoint,
+        resume=resume,
     )

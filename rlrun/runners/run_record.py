@@ -1,0 +1,105 @@
+"""``run.json``: what a run is and how it was started, written by the runner into its run folder.
+
+``params.json`` holds what the script chose to log; ``run.json`` holds what every run has, whatever
+door it came in by (``rlrun train``, a bundled example, a user's script): the classes of its parts,
+its env, its planned steps, and the command line that started it. ``rlrun info RUN_DIR`` reads it to
+say what the run is, how far it got and which command continues it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import shlex
+import sys
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = ["RunRecord", "RUN_RECORD_FILE", "write_run_record", "read_run_record", "qualified_name", "resume_advice"]
+
+RUN_RECORD_FILE = "run.json"
+
+
+def qualified_name(obj: object) -> str:
+    """``module.QualName`` of a class or function, else of the object's class."""
+    target = obj if isinstance(obj, type) or callable(obj) and hasattr(obj, "__qualname__") else type(obj)
+    return f"{target.__module__}.{target.__qualname__}"
+
+
+@dataclass
+class RunRecord:
+    """One run's description; every field is plain JSON."""
+
+    runner: str
+    algo: str
+    agent: str
+    sampler: str
+    env: str  # the sampler's EnvCls
+    env_kwargs: dict[str, Any]
+    n_steps: int
+    n_itr: int
+    itr_batch_size: int
+    log_interval_steps: int
+    checkpoints: bool  # whether the runner writes checkpoints (so the run can resume)
+    argv: list[str] = field(default_factory=lambda: list(sys.argv))
+    cwd: str = field(default_factory=os.getcwd)
+    python: str = sys.executable
+    started: str = field(default_factory=lambda: datetime.datetime.now().isoformat(timespec="seconds"))
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as JSON can hold it: classes and functions by name, anything else unknown by ``repr``."""
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, type) or callable(value):
+        return qualified_name(value)
+    return repr(value)
+
+
+def write_run_record(run_dir: str | os.PathLike[str], record: RunRecord) -> str:
+    """Write ``run.json`` into ``run_dir`` (a resumed run rewrites it, keeping the first start's command
+    line under ``first_start``); return its path."""
+    path = os.path.join(run_dir, RUN_RECORD_FILE)
+    data = _plain(asdict(record))
+    earlier = read_run_record(run_dir)
+    if earlier is not None:
+        data["first_start"] = {k: earlier[k] for k in ("argv", "cwd", "started") if k in earlier}
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=2)
+    os.replace(path + ".tmp", path)
+    return path
+
+
+def read_run_record(run_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The ``run.json`` of ``run_dir`` as a dict, or None when there is none (a run of an older rlrun)."""
+    path = os.path.join(run_dir, RUN_RECORD_FILE)
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        data: dict[str, Any] = json.load(f)
+    return data
+
+
+def started_by_rlrun_train(argv: list[str]) -> bool:
+    """Whether ``argv`` is an ``rlrun train`` (or ``python -m rlrun train``) command line."""
+    return len(argv) > 1 and argv[1] == "train" and os.path.basename(argv[0]) in ("rlrun", "__main__.py")
+
+
+def resume_advice(run_dir: str | os.PathLike[str] | None, checkpoints: bool, argv: list[str] | None = None) -> str:
+    """The sentence that tells how to continue this run, for the door it came in by."""
+    if not checkpoints:
+        return "This run writes no checkpoints, so it cannot be resumed; give the runner checkpoint=True next time."
+    argv = list(sys.argv if argv is None else argv)
+    if started_by_rlrun_train(argv):
+        return f"Continue it with: rlrun train --resume {shlex.quote(os.fspath(run_dir or '.'))}"
+    script = shlex.join(["python", *argv])
+    return (
+        f"Continue it by running `{script}` again with resume (the bundled examples take --resume; a script "
+        "passes resume=True to logger_context and the runner: docs/checkpoints.md)."
+    )
