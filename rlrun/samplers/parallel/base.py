@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import pickle
 import sys
+from collections.abc import Callable
 from multiprocessing.util import Finalize
 from typing import Any, ClassVar
 
@@ -88,6 +89,7 @@ class ParallelSamplerBase(BaseSampler):
         self.buffers: BatchBuffers | None = None
         self.server: ActionServing | None = None
         self.world_size, self.rank = 1, 0
+        self._target: Callable[..., None] = sampling_process  # the workers' target
         self._finalizer: Finalize | None = None
         self._n_unfinished = 0
 
@@ -107,13 +109,17 @@ class ParallelSamplerBase(BaseSampler):
         traj_info_kwargs: dict | None = None,
         rank: int = 0,
         world_size: int = 1,
+        worker_process: Callable[..., None] | None = None,
     ) -> dict:
         """Start the workers and return the examples (one env step and agent step) for the algorithm.
 
         Returns once every worker has built and decorrelated its envs. ``affinity`` gives the
         workers (``workers_cpus``: one entry per worker) or None for one unpinned worker per usable CPU.
+        ``worker_process`` replaces the workers' target, :func:`~rlrun.samplers.parallel.worker.sampling_process`;
+        it is called with ``(SamplerSpec, WorkerSettings, WorkerEnd, WorkerErrors)``.
         """
         refuse_while_bootstrapping(f"{type(self).__name__}.initialize()")  # a script without its main guard
+        self._target = sampling_process if worker_process is None else worker_process
         affinity, n_envs_list = self._plan(agent, affinity, rank, world_size)
         B = self.batch_spec.B
         env = self.EnvCls(**self.env_kwargs)
@@ -140,6 +146,7 @@ class ParallelSamplerBase(BaseSampler):
     ) -> None:
         """Start the workers on ``buffers`` built elsewhere, for an ``agent`` initialized elsewhere (an
         asynchronous sampler's double buffer and sampler model); the rest of :meth:`initialize`."""
+        self._target = sampling_process
         affinity, n_envs_list = self._plan(agent, affinity, rank, world_size)
         self._launch(agent, buffers, affinity, n_envs_list, seed, traj_info_kwargs)
 
@@ -199,7 +206,7 @@ class ParallelSamplerBase(BaseSampler):
             self.eval_max_T = max(1, self.eval_max_steps // self.eval_n_envs)
             _log.info("Parallel evaluation: %d envs, %d per worker.", self.eval_n_envs, self.eval_n_envs_per)
         if self.start_method != "fork":
-            self._check_importable(agent, sampling_process)
+            self._check_importable(agent, self._target)
         return affinity, n_envs_list
 
     def _launch(
@@ -240,7 +247,7 @@ class ParallelSamplerBase(BaseSampler):
         self._finalizer = Finalize(self, pool.stop, exitpriority=EXIT_PRIORITY)
         try:
             try:
-                pool.start(sampling_process, lambda r, end: (spec, settings[r], end, pool.errors))
+                pool.start(self._target, lambda r, end: (spec, settings[r], end, pool.errors))
             except (pickle.PicklingError, AttributeError, TypeError) as e:
                 if self.start_method == "fork":
                     raise

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import pickle
+from collections.abc import Callable
 from typing import Any
 
 from rlrun.envs.traj_info import TrajInfo
@@ -56,7 +57,13 @@ class SerialSampler(BaseSampler):
         traj_info_kwargs: dict | None = None,
         rank: int = 0,
         world_size: int = 1,
+        worker_process: Callable[..., None] | None = None,
     ) -> dict:
+        if worker_process is not None:
+            raise ValueError(
+                f"{type(self).__name__} steps its envs in this process and starts no workers, so it takes no "
+                "worker_process; use a parallel sampler (CpuSampler, GpuSampler) for a custom worker target."
+            )
         B = self.batch_spec.B
         env_ranks = list(range(rank * B, (rank + 1) * B))
         example_env = self.EnvCls(**self.env_kwargs)
