@@ -22,7 +22,7 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from rlrun.utils.buffer import numpify_buffer, torchify_buffer
+from rlrun.utils.buffer import buffer_from_example, numpify_buffer, torchify_buffer
 
 __all__ = ["ActionSource", "LocalActions", "ServedActions", "StepArrays"]
 
@@ -52,6 +52,10 @@ class ActionSource(Protocol):
 
     def begin_batch(self, agent_inputs: Any, agent_buf: Any) -> StepArrays:
         """Before the first step of a batch; returns :meth:`arrays`."""
+
+    def begin_evaluation(self, itr: int, observation_example: Any, action_example: Any) -> StepArrays:
+        """Before an evaluation: the arrays its loop works on (shaped after the examples where this
+        source owns them), with the agent in eval mode and reset where it acts here."""
 
     def act(self) -> Any:
         """Fill ``action`` for the current observations; returns the agent info (or None)."""
@@ -91,6 +95,19 @@ class LocalActions:
         agent_buf.prev_action[0] = arrays.action
         return arrays
 
+    def begin_evaluation(self, itr: int, observation_example: Any, action_example: Any) -> StepArrays:
+        n = len(self._done)
+        observation = buffer_from_example(observation_example, n)
+        action = buffer_from_example(action_example, n)
+        reward = np.zeros(n, dtype=np.float32)
+        self._inputs_pyt = torchify_buffer((observation, action, reward))
+        self._action = action
+        # eval_mode first: a worker's agent is still in sample mode here, and a recurrent agent sets its
+        # sampling state aside only on entering eval mode; reset() before that would drop it.
+        self.agent.eval_mode(itr)
+        self.agent.reset()
+        return StepArrays(observation, action, reward, self._done)
+
     def act(self) -> Any:
         action_pyt, agent_info_pyt = self.agent.step(*self._inputs_pyt)  # AgentStep or a 2-tuple
         self._action[:] = numpify_buffer(action_pyt)  # the agent inputs' torch view sees it too
@@ -128,6 +145,10 @@ class ServedActions:
 
     def begin_batch(self, agent_inputs: Any, agent_buf: Any) -> StepArrays:
         return self.arrays(agent_inputs)
+
+    def begin_evaluation(self, itr: int, observation_example: Any, action_example: Any) -> StepArrays:
+        """The master puts its agent in eval mode."""
+        return self.arrays(None)
 
     def act(self) -> Any:
         self.sync.obs_ready.release()

@@ -26,7 +26,7 @@ from rlrun.envs.traj_info import BoundTrajInfoCls, TrajInfo
 from rlrun.envs.validation import check_observation
 from rlrun.samplers.action_sources import ActionSource, LocalActions
 from rlrun.samplers.step_checks import check_finite_batch, has_floating_fields, store_observation
-from rlrun.utils.buffer import buffer_from_example, numpify_buffer, torchify_buffer
+from rlrun.utils.buffer import buffer_from_example
 from rlrun.utils.collections import namedarraytuple
 
 __all__ = [
@@ -302,7 +302,19 @@ class WaitResetCollector(DecorrelatingStartCollector):
 
 
 class BaseEvalCollector:
-    """Runs evaluation episodes with the agent in eval mode and returns their TrajInfos."""
+    """Runs evaluation episodes with the agent in eval mode and returns their TrajInfos.
+
+    It holds the one evaluation loop (:meth:`collect_evaluation`); ``ActionSourceCls`` says who computes
+    the actions, as for :class:`BaseCollector`.
+
+    Each env runs its fixed quota of episodes (see :func:`episode_quotas`); stepping stops when all
+    quotas are met, after ``max_T`` steps, or when a parallel sampler that shuts down sets
+    ``sync.stop_eval``. Episodes still running at ``max_T`` are not returned (a cut return is not a
+    return) and are counted in ``n_unfinished``; raise ``eval_max_steps`` if that count is not zero.
+    Where the master serves the actions, the end of the worker's round tells it to stop serving.
+    """
+
+    ActionSourceCls: ClassVar[type[ActionSource]] = LocalActions
 
     def __init__(
         self,
@@ -330,13 +342,60 @@ class BaseEvalCollector:
         self.max_trajectories = max_trajectories
         self.env_ranks = list(env_ranks) if env_ranks is not None else list(range(len(self.envs)))
         self.n_unfinished = 0
+        self.action_source = self.ActionSourceCls(agent, sync, step_buffer_np, len(self.envs))
 
     def new_traj_info(self) -> TrajInfo:
         """A fresh TrajInfo with the run's traj_info_kwargs; the same as ``self.TrajInfoCls()``."""
         return self.TrajInfoCls()
 
     def collect_evaluation(self, itr: int) -> list[TrajInfo]:
-        raise NotImplementedError
+        n = len(self.envs)
+        quotas = episode_quotas(n, self.max_trajectories)
+        traj_infos = [self.new_traj_info() for _ in range(n)]
+        completed: list[TrajInfo] = []
+        envs, env_ranks, source = self.envs, self.env_ranks, self.action_source
+        observations = [env.reset() for env in envs]
+        where = f"reset() at the start of the evaluation at itr {itr}"
+        # Eval envs are not validated at start-up: the first one's observation, which sets the dtype the
+        # others are stored in, gets the start-up check here.
+        space = getattr(envs[0], "observation_space", None)
+        if space is not None and hasattr(space, "mismatch"):
+            check_observation(envs[0], observations[0], space, f"{where} (env rank {env_ranks[0]})")
+        null_action = envs[0].action_space.null_value()
+        observation, action, reward, done = source.begin_evaluation(itr, observations[0], null_action)
+        for b, o in enumerate(observations):
+            store_observation(observation, b, o, env=envs[b], env_rank=env_ranks[b], where=where)
+        check_finite_batch(observation, None, envs=envs, env_ranks=env_ranks, where=where)
+        action[:] = null_action
+        reward[:] = 0
+        done[:] = False
+        finite_obs = observation if has_floating_fields(observation) else None
+        active = quotas > 0
+        stop_eval = getattr(self.sync, "stop_eval", None)  # set by a parallel sampler that shuts down
+        for t in range(self.max_T):
+            if not active.any() or (stop_eval is not None and stop_eval.value):
+                break
+            agent_info = source.act()
+            where = f"evaluation step() at itr {itr}, t {t}"
+            done[:] = False
+            for b in np.flatnonzero(active).tolist():
+                env = envs[b]
+                o, r, d = self.step_env(b, observation[b], action[b], agent_info, traj_infos, quotas, active, completed)
+                if d:
+                    source.reset_one(b)
+                    store_observation(
+                        observation, b, o, env=env, env_rank=env_ranks[b], where=f"reset() after the done {where}"
+                    )
+                else:
+                    store_observation(observation, b, o, env=env, env_rank=env_ranks[b], where=where)
+                reward[b] = r
+                done[b] = d
+            check_finite_batch(finite_obs, reward, envs=envs, env_ranks=env_ranks, where=where, reset_mask=done)
+        self.n_unfinished = int(quotas.sum())
+        if self.traj_infos_queue is not None:
+            for info in completed:
+                self.traj_infos_queue.put(info)
+        return completed
 
     def step_env(
         self,
@@ -397,66 +456,5 @@ def episode_quotas(n_envs: int, max_trajectories: int | None) -> np.ndarray:
 
 
 class EvalCollector(BaseEvalCollector):
-    """Evaluation with the agent in this process (serial and CPU-parallel samplers).
-
-    Each env runs its fixed quota of episodes (see :func:`episode_quotas`); stepping stops when all
-    quotas are met or after ``max_T`` steps. Episodes still running at ``max_T`` are not returned
-    (a cut return is not a return) and are counted in ``n_unfinished``; raise ``eval_max_steps`` if
-    that count is not zero.
-    """
-
-    def collect_evaluation(self, itr: int) -> list[TrajInfo]:
-        n = len(self.envs)
-        quotas = episode_quotas(n, self.max_trajectories)
-        traj_infos = [self.new_traj_info() for _ in range(n)]
-        completed: list[TrajInfo] = []
-        envs, env_ranks = self.envs, self.env_ranks
-        observations = [env.reset() for env in envs]
-        where = f"reset() at the start of the evaluation at itr {itr}"
-        # Eval envs are not validated at start-up: the first one's observation, which sets the dtype the
-        # others are stored in, gets the start-up check here.
-        space = getattr(envs[0], "observation_space", None)
-        if space is not None and hasattr(space, "mismatch"):
-            check_observation(envs[0], observations[0], space, f"{where} (env rank {env_ranks[0]})")
-        observation = buffer_from_example(observations[0], n)
-        for b, o in enumerate(observations):
-            store_observation(observation, b, o, env=envs[b], env_rank=env_ranks[b], where=where)
-        check_finite_batch(observation, None, envs=envs, env_ranks=env_ranks, where=where)
-        finite_obs = observation if has_floating_fields(observation) else None
-        act_space = self.envs[0].action_space
-        action = buffer_from_example(act_space.null_value(), n)
-        reward = np.zeros(n, dtype=np.float32)
-        obs_pyt, act_pyt, rew_pyt = torchify_buffer((observation, action, reward))
-        active = quotas > 0
-        # eval_mode first: a worker's agent is still in sample mode here, and a recurrent agent sets its
-        # sampling state aside only on entering eval mode; reset() before that would drop it.
-        self.agent.eval_mode(itr)
-        self.agent.reset()
-        stop_eval = getattr(self.sync, "stop_eval", None)  # set by a parallel sampler that shuts down
-        done = np.zeros(n, dtype=bool)
-        for t in range(self.max_T):
-            if not active.any() or (stop_eval is not None and stop_eval.value):
-                break
-            action_pyt, agent_info_pyt = self.agent.step(obs_pyt, act_pyt, rew_pyt)  # AgentStep or a 2-tuple
-            action[:] = numpify_buffer(action_pyt)
-            agent_info = numpify_buffer(agent_info_pyt)
-            where = f"evaluation step() at itr {itr}, t {t}"
-            done[:] = False
-            for b in np.flatnonzero(active).tolist():
-                env = envs[b]
-                o, r, d = self.step_env(b, observation[b], action[b], agent_info, traj_infos, quotas, active, completed)
-                if d:
-                    self.agent.reset_one(idx=b)
-                    done[b] = True
-                    store_observation(
-                        observation, b, o, env=env, env_rank=env_ranks[b], where=f"reset() after the done {where}"
-                    )
-                else:
-                    store_observation(observation, b, o, env=env, env_rank=env_ranks[b], where=where)
-                reward[b] = r
-            check_finite_batch(finite_obs, reward, envs=envs, env_ranks=env_ranks, where=where, reset_mask=done)
-        self.n_unfinished = int(quotas.sum())
-        if self.traj_infos_queue is not None:
-            for info in completed:
-                self.traj_infos_queue.put(info)
-        return completed
+    """Evaluation with the agent in this process (serial and CPU-parallel samplers): the evaluation loop of
+    :class:`BaseEvalCollector` with :class:`~rlrun.samplers.action_sources.LocalActions`."""

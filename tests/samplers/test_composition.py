@@ -25,11 +25,11 @@ from rlrun.samplers.async_.cpu_sampler import AsyncCpuSampler
 from rlrun.samplers.async_.gpu_sampler import AsyncGpuSampler
 from rlrun.samplers.async_.serial_sampler import AsyncSerialSampler
 from rlrun.samplers.base import BaseSampler
-from rlrun.samplers.collectors import BaseCollector
+from rlrun.samplers.collectors import BaseCollector, BaseEvalCollector, EvalCollector
 from rlrun.samplers.parallel.cpu.collectors import CpuResetCollector, CpuWaitResetCollector
 from rlrun.samplers.parallel.cpu.sampler import CpuSampler
 from rlrun.samplers.parallel.gpu.alternating_sampler import AlternatingSampler, NoOverlapAlternatingSampler
-from rlrun.samplers.parallel.gpu.collectors import GpuResetCollector, GpuWaitResetCollector
+from rlrun.samplers.parallel.gpu.collectors import GpuEvalCollector, GpuResetCollector, GpuWaitResetCollector
 from rlrun.samplers.parallel.gpu.sampler import GpuSampler
 from rlrun.samplers.serial.sampler import SerialSampler
 
@@ -155,6 +155,12 @@ def test_each_collector_is_the_one_env_step_loop_with_its_parts(CollectorCls):
     assert parts == COLLECTOR_PARTS[CollectorCls]
     assert CollectorCls.collect_batch is BaseCollector.collect_batch
     assert CollectorCls.reset_if_needed is BaseCollector.reset_if_needed
+
+
+def test_the_eval_collectors_share_one_evaluation_loop_with_their_action_source():
+    assert EvalCollector.ActionSourceCls is LocalActions and GpuEvalCollector.ActionSourceCls is ServedActions
+    assert EvalCollector.collect_evaluation is BaseEvalCollector.collect_evaluation
+    assert GpuEvalCollector.collect_evaluation is BaseEvalCollector.collect_evaluation
 
 
 def test_rlpyts_double_buffer_mixin_still_makes_a_user_collector_double_buffered():
