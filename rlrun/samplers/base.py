@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from rlrun.envs.traj_info import TrajInfo
@@ -104,7 +105,11 @@ class BaseSampler:
         traj_info_kwargs: dict | None = None,
         rank: int = 0,
         world_size: int = 1,
+        worker_process: Callable[..., None] | None = None,
     ) -> Any:
+        """Build the envs (or start the workers) and return the examples the algorithm builds its buffers
+        from. ``rank`` and ``world_size``: this sampler's place among SyncRl's ranks. ``worker_process``:
+        the target of the worker processes, for samplers that start them (None: rlrun's own)."""
         raise NotImplementedError
 
     def obtain_samples(self, itr: int) -> tuple[Any, list[TrajInfo]]:

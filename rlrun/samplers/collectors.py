@@ -18,14 +18,15 @@ Semantics every collector keeps:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from rlrun.envs.traj_info import BoundTrajInfoCls, TrajInfo
 from rlrun.envs.validation import check_observation
+from rlrun.samplers.action_sources import ActionSource, LocalActions
 from rlrun.samplers.step_checks import check_finite_batch, has_floating_fields, store_observation
-from rlrun.utils.buffer import buffer_from_example, numpify_buffer, torchify_buffer
+from rlrun.utils.buffer import buffer_from_example
 from rlrun.utils.collections import namedarraytuple
 
 __all__ = [
@@ -43,9 +44,23 @@ AgentInputs = namedarraytuple("AgentInputs", ["observation", "prev_action", "pre
 
 
 class BaseCollector:
-    """Steps ``envs`` and fills ``samples_np`` (this collector's columns), ``batch_T`` steps per call."""
+    """Steps ``envs`` and fills ``samples_np`` (this collector's columns), ``batch_T`` steps per call.
 
-    mid_batch_reset: bool = True
+    It holds the one env-step loop of every collector (:meth:`collect_batch`), assembled from parts
+    chosen by class attributes:
+
+    - ``ActionSourceCls``: who computes the actions, the agent here (:class:`~rlrun.samplers.action_sources.LocalActions`)
+      or a master that serves them (:class:`~rlrun.samplers.action_sources.ServedActions`);
+    - ``mid_batch_reset``: a done env resets at once (True) or waits for the next batch (False);
+    - ``double_buffered``: ``samples_np`` is a pair of buffers and batch ``itr`` goes into half ``itr % 2``
+      (asynchronous samplers).
+
+    A subclass for a custom env usually overrides one method (:meth:`step_env`).
+    """
+
+    mid_batch_reset: ClassVar[bool] = True
+    ActionSourceCls: ClassVar[type[ActionSource]] = LocalActions
+    double_buffered: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -63,6 +78,10 @@ class BaseCollector:
     ) -> None:
         self.rank = rank
         self.envs = list(envs)
+        self.double_buffer: tuple[Any, Any] | None = None
+        if self.double_buffered:
+            self.double_buffer = _double_buffer_of(samples_np, type(self).__name__)
+            samples_np = self.double_buffer[0]  # start-up reads the buffer's observation dtype from it
         self.samples_np = samples_np
         self.batch_T = batch_T
         self.traj_info_kwargs = dict(traj_info_kwargs or {})
@@ -72,37 +91,112 @@ class BaseCollector:
         self.step_buffer_np = step_buffer_np
         self.global_B = global_B
         self.env_ranks = list(env_ranks) if env_ranks is not None else list(range(len(self.envs)))
+        self.action_source = self.ActionSourceCls(agent, sync, step_buffer_np, len(self.envs))
+        self.need_reset = np.zeros(len(self.envs), dtype=bool)
+        self._last_itr: int | None = None  # names the batch in errors from reset_if_needed
 
     def new_traj_info(self) -> TrajInfo:
         """A fresh TrajInfo with the run's traj_info_kwargs; the same as ``self.TrajInfoCls()``."""
         return self.TrajInfoCls()
 
     def state_dict(self) -> dict[str, Any]:
-        """What this collector carries from one batch to the next, beside the envs and the agent
-        inputs its sampler keeps (none here); for checkpoints."""
-        return {}
+        """What this collector carries from one batch to the next, beside the envs and the agent inputs
+        its sampler keeps: the envs waiting for a reset (wait-reset collectors) and the last batch's itr."""
+        return dict(need_reset=self.need_reset.copy(), last_itr=self._last_itr)
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        pass
+        self.need_reset[:] = state["need_reset"]
+        self._last_itr = state["last_itr"]
 
-    def start_envs(self) -> tuple[Any, list[TrajInfo]]:
-        """Reset every env; return the agent inputs ``(observation, prev_action, prev_reward)``."""
+    def start_envs(
+        self, max_decorrelation_steps: int = 0, decorrelation_seed: int | None = None
+    ) -> tuple[Any, list[TrajInfo]]:
+        """Reset every env; return the agent inputs ``(observation, prev_action, prev_reward)`` and a
+        TrajInfo per env."""
         raise NotImplementedError
 
     def start_agent(self) -> None:
-        """Prepare the agent to act for these envs (after the sampler initialised it)."""
-        if self.agent is not None:
-            self.agent.reset()
-            self.agent.sample_mode(itr=0)
+        """Prepare the agent to act for these envs (after the sampler initialised it); nothing where
+        the master serves the actions."""
+        self.action_source.start()
+
+    def reset_if_needed(self, agent_inputs: Any) -> None:
+        """Called before each batch: resets the envs that waited for it (``mid_batch_reset = False``).
+        Where the master serves actions, their ``done`` stays set in the step buffer, which tells it to
+        reset the agent's state for them before it acts."""
+        reset = np.flatnonzero(self.need_reset)
+        if not reset.size:
+            return
+        observation = self.action_source.arrays(agent_inputs).observation
+        where = f"reset() before the batch after itr {self._last_itr}"
+        for b in reset.tolist():
+            env = self.envs[b]
+            store_observation(observation, b, env.reset(), env=env, env_rank=self.env_ranks[b], where=where)
+            self.action_source.reset_one(b)
+        self.need_reset[:] = False
+        check_finite_batch(observation, None, envs=self.envs, env_ranks=self.env_ranks, where=where)
 
     def collect_batch(
         self, agent_inputs: Any, traj_infos: list[TrajInfo], itr: int
     ) -> tuple[Any, list[TrajInfo], list[TrajInfo]]:
-        """Fill ``batch_T`` steps; return ``(agent_inputs, traj_infos, completed_traj_infos)``."""
-        raise NotImplementedError
+        """Fill ``batch_T`` steps; return ``(agent_inputs, traj_infos, completed_traj_infos)``.
 
-    def reset_if_needed(self, agent_inputs: Any) -> None:
-        """Called before each batch; resets envs that wait for it (``WaitResetCollector``)."""
+        Per step: the observations go into the samples, the action source fills the actions, every env
+        steps (a waiting env gets a filler step), the new observations and rewards are checked, and
+        the env's part of the samples is written (the agent's part by the action source)."""
+        if self.double_buffer is not None:
+            self.samples_np = self.double_buffer[itr % 2]
+        agent_buf, env_buf = self.samples_np.agent, self.samples_np.env
+        source = self.action_source
+        observation, action, reward, done = source.begin_batch(agent_inputs, agent_buf)
+        env_buf.prev_reward[0] = reward
+        need_reset, mid_batch_reset = self.need_reset, self.mid_batch_reset
+        envs, env_ranks = self.envs, self.env_ranks
+        self._last_itr = itr
+        # Integer observations (Atari's uint8) cannot hold NaN: their check is skipped for the whole batch.
+        finite_obs = observation if has_floating_fields(observation) else None
+        completed_infos: list[TrajInfo] = []
+        env_infos: list[Any] = [None] * len(envs)
+        for t in range(self.batch_T):
+            env_buf.observation[t] = observation
+            agent_info = source.act()
+            where = f"step() at itr {itr}, t {t}"
+            for b, env in enumerate(envs):
+                if need_reset[b]:  # waiting for the batch end: filler step
+                    reward[b] = 0
+                    done[b] = True
+                    env_infos[b] = None
+                    continue
+                o, r, d, env_info = self.step_env(b, observation[b], action[b], agent_info, traj_infos, completed_infos)
+                if d:
+                    if mid_batch_reset:
+                        o = env.reset()
+                        source.reset_one(b)
+                        store_observation(
+                            observation, b, o, env=env, env_rank=env_ranks[b], where=f"reset() after the done {where}"
+                        )
+                    else:
+                        need_reset[b] = True
+                else:
+                    store_observation(observation, b, o, env=env, env_rank=env_ranks[b], where=where)
+                reward[b] = r
+                done[b] = d
+                env_infos[b] = env_info
+            write_env_infos(env_buf.env_info, t, env_infos)
+            # Before the agent acts on these observations at t + 1 (or the bootstrap value reads them).
+            check_finite_batch(
+                finite_obs,
+                reward,
+                envs=envs,
+                env_ranks=env_ranks,
+                where=where,
+                reset_mask=done if mid_batch_reset else None,
+            )
+            env_buf.reward[t] = reward
+            env_buf.done[t] = done
+            source.record(t, agent_buf, agent_info)
+        source.end_batch(agent_buf)
+        return agent_inputs, traj_infos, completed_infos
 
     def step_env(
         self, b: int, observation: Any, action: Any, agent_info: Any, traj_infos: list[TrajInfo], completed: list
@@ -120,6 +214,17 @@ class BaseCollector:
             completed.append(traj_info.terminate(o))
             traj_infos[b] = self.new_traj_info()
         return o, r, d, env_info
+
+
+def _double_buffer_of(samples_np: Any, collector_name: str) -> tuple[Any, Any]:
+    """``samples_np`` as the pair of ``[T, B]`` buffers a double-buffered collector writes into."""
+    if not (isinstance(samples_np, tuple) and len(samples_np) == 2 and not hasattr(samples_np, "_fields")):
+        raise TypeError(
+            f"{collector_name} writes into a double buffer: samples_np must be a pair of [T, B] buffers "
+            f"(an asynchronous sampler builds it), got {type(samples_np).__name__}. Use the collector "
+            "without the Db prefix in a synchronous sampler."
+        )
+    return samples_np[0], samples_np[1]
 
 
 class DecorrelatingStartCollector(BaseCollector):
@@ -181,101 +286,12 @@ class DecorrelatingStartCollector(BaseCollector):
 
 
 class ResetCollector(DecorrelatingStartCollector):
-    """Runs the agent in this process; resets an env as soon as it is done (mid-batch).
-
-    ``WaitResetCollector`` is the same loop with ``mid_batch_reset = False``.
-    """
+    """Runs the agent in this process; resets an env as soon as it is done (mid-batch)."""
 
     mid_batch_reset = True
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.need_reset = np.zeros(len(self.envs), dtype=bool)
-        self._last_itr: int | None = None  # names the batch in errors from reset_if_needed
 
-    def state_dict(self) -> dict[str, Any]:
-        """The envs waiting for a reset (wait-reset collectors) and the last batch's itr."""
-        return dict(need_reset=self.need_reset.copy(), last_itr=self._last_itr)
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.need_reset[:] = state["need_reset"]
-        self._last_itr = state["last_itr"]
-
-    def reset_if_needed(self, agent_inputs: Any) -> None:
-        observation = agent_inputs.observation
-        reset = np.flatnonzero(self.need_reset)
-        if not reset.size:
-            return
-        where = f"reset() before the batch after itr {self._last_itr}"
-        for b in reset.tolist():
-            env = self.envs[b]
-            store_observation(observation, b, env.reset(), env=env, env_rank=self.env_ranks[b], where=where)
-            self.agent.reset_one(idx=b)
-        self.need_reset[:] = False
-        check_finite_batch(observation, None, envs=self.envs, env_ranks=self.env_ranks, where=where)
-
-    def collect_batch(
-        self, agent_inputs: Any, traj_infos: list[TrajInfo], itr: int
-    ) -> tuple[Any, list[TrajInfo], list[TrajInfo]]:
-        agent_buf, env_buf = self.samples_np.agent, self.samples_np.env
-        observation, action, reward = agent_inputs
-        obs_pyt, act_pyt, rew_pyt = torchify_buffer(agent_inputs)
-        agent_buf.prev_action[0] = action
-        env_buf.prev_reward[0] = reward
-        need_reset = self.need_reset
-        envs, env_ranks = self.envs, self.env_ranks
-        self._last_itr = itr
-        # Integer observations (Atari's uint8) cannot hold NaN: their check is skipped for the whole batch.
-        finite_obs = observation if has_floating_fields(observation) else None
-        completed_infos: list[TrajInfo] = []
-        env_infos: list[Any] = [None] * len(envs)
-        for t in range(self.batch_T):
-            env_buf.observation[t] = observation
-            action_pyt, agent_info_pyt = self.agent.step(obs_pyt, act_pyt, rew_pyt)  # AgentStep or a 2-tuple
-            action[:] = numpify_buffer(action_pyt)  # act_pyt views the same memory
-            agent_info = numpify_buffer(agent_info_pyt)
-            where = f"step() at itr {itr}, t {t}"
-            for b, env in enumerate(envs):
-                if need_reset[b]:  # waiting for the batch end: filler step
-                    reward[b] = 0
-                    env_buf.done[t, b] = True
-                    env_infos[b] = None
-                    continue
-                o, r, d, env_info = self.step_env(b, observation[b], action[b], agent_info, traj_infos, completed_infos)
-                if d:
-                    if self.mid_batch_reset:
-                        o = env.reset()
-                        self.agent.reset_one(idx=b)
-                        store_observation(
-                            observation, b, o, env=env, env_rank=env_ranks[b], where=f"reset() after the done {where}"
-                        )
-                    else:
-                        need_reset[b] = True
-                else:
-                    store_observation(observation, b, o, env=env, env_rank=env_ranks[b], where=where)
-                reward[b] = r
-                env_buf.done[t, b] = d
-                env_infos[b] = env_info
-            write_env_infos(env_buf.env_info, t, env_infos)
-            # Before the agent acts on these observations at t + 1 (or the bootstrap value reads them).
-            check_finite_batch(
-                finite_obs,
-                reward,
-                envs=envs,
-                env_ranks=env_ranks,
-                where=where,
-                reset_mask=env_buf.done[t] if self.mid_batch_reset else None,
-            )
-            agent_buf.action[t] = action
-            env_buf.reward[t] = reward
-            if agent_info:
-                agent_buf.agent_info[t] = agent_info
-        if "bootstrap_value" in agent_buf._fields:
-            agent_buf.bootstrap_value[0] = numpify_buffer(self.agent.value(obs_pyt, act_pyt, rew_pyt))
-        return agent_inputs, traj_infos, completed_infos
-
-
-class WaitResetCollector(ResetCollector):
+class WaitResetCollector(DecorrelatingStartCollector):
     """Runs the agent in this process; a done env waits until the next batch to reset.
 
     Steps after an env's done are filler (done True, reward 0, observation repeated) that
@@ -286,7 +302,19 @@ class WaitResetCollector(ResetCollector):
 
 
 class BaseEvalCollector:
-    """Runs evaluation episodes with the agent in eval mode and returns their TrajInfos."""
+    """Runs evaluation episodes with the agent in eval mode and returns their TrajInfos.
+
+    It holds the one evaluation loop (:meth:`collect_evaluation`); ``ActionSourceCls`` says who computes
+    the actions, as for :class:`BaseCollector`.
+
+    Each env runs its fixed quota of episodes (see :func:`episode_quotas`); stepping stops when all
+    quotas are met, after ``max_T`` steps, or when a parallel sampler that shuts down sets
+    ``sync.stop_eval``. Episodes still running at ``max_T`` are not returned (a cut return is not a
+    return) and are counted in ``n_unfinished``; raise ``eval_max_steps`` if that count is not zero.
+    Where the master serves the actions, the end of the worker's round tells it to stop serving.
+    """
+
+    ActionSourceCls: ClassVar[type[ActionSource]] = LocalActions
 
     def __init__(
         self,
@@ -314,13 +342,60 @@ class BaseEvalCollector:
         self.max_trajectories = max_trajectories
         self.env_ranks = list(env_ranks) if env_ranks is not None else list(range(len(self.envs)))
         self.n_unfinished = 0
+        self.action_source = self.ActionSourceCls(agent, sync, step_buffer_np, len(self.envs))
 
     def new_traj_info(self) -> TrajInfo:
         """A fresh TrajInfo with the run's traj_info_kwargs; the same as ``self.TrajInfoCls()``."""
         return self.TrajInfoCls()
 
     def collect_evaluation(self, itr: int) -> list[TrajInfo]:
-        raise NotImplementedError
+        n = len(self.envs)
+        quotas = episode_quotas(n, self.max_trajectories)
+        traj_infos = [self.new_traj_info() for _ in range(n)]
+        completed: list[TrajInfo] = []
+        envs, env_ranks, source = self.envs, self.env_ranks, self.action_source
+        observations = [env.reset() for env in envs]
+        where = f"reset() at the start of the evaluation at itr {itr}"
+        # Eval envs are not validated at start-up: the first one's observation, which sets the dtype the
+        # others are stored in, gets the start-up check here.
+        space = getattr(envs[0], "observation_space", None)
+        if space is not None and hasattr(space, "mismatch"):
+            check_observation(envs[0], observations[0], space, f"{where} (env rank {env_ranks[0]})")
+        null_action = envs[0].action_space.null_value()
+        observation, action, reward, done = source.begin_evaluation(itr, observations[0], null_action)
+        for b, o in enumerate(observations):
+            store_observation(observation, b, o, env=envs[b], env_rank=env_ranks[b], where=where)
+        check_finite_batch(observation, None, envs=envs, env_ranks=env_ranks, where=where)
+        action[:] = null_action
+        reward[:] = 0
+        done[:] = False
+        finite_obs = observation if has_floating_fields(observation) else None
+        active = quotas > 0
+        stop_eval = getattr(self.sync, "stop_eval", None)  # set by a parallel sampler that shuts down
+        for t in range(self.max_T):
+            if not active.any() or (stop_eval is not None and stop_eval.value):
+                break
+            agent_info = source.act()
+            where = f"evaluation step() at itr {itr}, t {t}"
+            done[:] = False
+            for b in np.flatnonzero(active).tolist():
+                env = envs[b]
+                o, r, d = self.step_env(b, observation[b], action[b], agent_info, traj_infos, quotas, active, completed)
+                if d:
+                    source.reset_one(b)
+                    store_observation(
+                        observation, b, o, env=env, env_rank=env_ranks[b], where=f"reset() after the done {where}"
+                    )
+                else:
+                    store_observation(observation, b, o, env=env, env_rank=env_ranks[b], where=where)
+                reward[b] = r
+                done[b] = d
+            check_finite_batch(finite_obs, reward, envs=envs, env_ranks=env_ranks, where=where, reset_mask=done)
+        self.n_unfinished = int(quotas.sum())
+        if self.traj_infos_queue is not None:
+            for info in completed:
+                self.traj_infos_queue.put(info)
+        return completed
 
     def step_env(
         self,
@@ -381,66 +456,5 @@ def episode_quotas(n_envs: int, max_trajectories: int | None) -> np.ndarray:
 
 
 class EvalCollector(BaseEvalCollector):
-    """Evaluation with the agent in this process (serial and CPU-parallel samplers).
-
-    Each env runs its fixed quota of episodes (see :func:`episode_quotas`); stepping stops when all
-    quotas are met or after ``max_T`` steps. Episodes still running at ``max_T`` are not returned
-    (a cut return is not a return) and are counted in ``n_unfinished``; raise ``eval_max_steps`` if
-    that count is not zero.
-    """
-
-    def collect_evaluation(self, itr: int) -> list[TrajInfo]:
-        n = len(self.envs)
-        quotas = episode_quotas(n, self.max_trajectories)
-        traj_infos = [self.new_traj_info() for _ in range(n)]
-        completed: list[TrajInfo] = []
-        envs, env_ranks = self.envs, self.env_ranks
-        observations = [env.reset() for env in envs]
-        where = f"reset() at the start of the evaluation at itr {itr}"
-        # Eval envs are not validated at start-up: the first one's observation, which sets the dtype the
-        # others are stored in, gets the start-up check here.
-        space = getattr(envs[0], "observation_space", None)
-        if space is not None and hasattr(space, "mismatch"):
-            check_observation(envs[0], observations[0], space, f"{where} (env rank {env_ranks[0]})")
-        observation = buffer_from_example(observations[0], n)
-        for b, o in enumerate(observations):
-            store_observation(observation, b, o, env=envs[b], env_rank=env_ranks[b], where=where)
-        check_finite_batch(observation, None, envs=envs, env_ranks=env_ranks, where=where)
-        finite_obs = observation if has_floating_fields(observation) else None
-        act_space = self.envs[0].action_space
-        action = buffer_from_example(act_space.null_value(), n)
-        reward = np.zeros(n, dtype=np.float32)
-        obs_pyt, act_pyt, rew_pyt = torchify_buffer((observation, action, reward))
-        active = quotas > 0
-        # eval_mode first: a worker's agent is still in sample mode here, and a recurrent agent sets its
-        # sampling state aside only on entering eval mode; reset() before that would drop it.
-        self.agent.eval_mode(itr)
-        self.agent.reset()
-        stop_eval = getattr(self.sync, "stop_eval", None)  # set by a parallel sampler that shuts down
-        done = np.zeros(n, dtype=bool)
-        for t in range(self.max_T):
-            if not active.any() or (stop_eval is not None and stop_eval.value):
-                break
-            action_pyt, agent_info_pyt = self.agent.step(obs_pyt, act_pyt, rew_pyt)  # AgentStep or a 2-tuple
-            action[:] = numpify_buffer(action_pyt)
-            agent_info = numpify_buffer(agent_info_pyt)
-            where = f"evaluation step() at itr {itr}, t {t}"
-            done[:] = False
-            for b in np.flatnonzero(active).tolist():
-                env = envs[b]
-                o, r, d = self.step_env(b, observation[b], action[b], agent_info, traj_infos, quotas, active, completed)
-                if d:
-                    self.agent.reset_one(idx=b)
-                    done[b] = True
-                    store_observation(
-                        observation, b, o, env=env, env_rank=env_ranks[b], where=f"reset() after the done {where}"
-                    )
-                else:
-                    store_observation(observation, b, o, env=env, env_rank=env_ranks[b], where=where)
-                reward[b] = r
-            check_finite_batch(finite_obs, reward, envs=envs, env_ranks=env_ranks, where=where, reset_mask=done)
-        self.n_unfinished = int(quotas.sum())
-        if self.traj_infos_queue is not None:
-            for info in completed:
-                self.traj_infos_queue.put(info)
-        return completed
+    """Evaluation with the agent in this process (serial and CPU-parallel samplers): the evaluation loop of
+    :class:`BaseEvalCollector` with :class:`~rlrun.samplers.action_sources.LocalActions`."""

@@ -79,6 +79,19 @@ _MAKE_AFFINITY = (
     "rlrun's make_affinity names, keyword-only after run_slot, every keyword rlpyt's **kwargs passed on "
     "to encode_affinity, and refuses unknown ones"
 )
+_ASYNC_ENGINE = (
+    "an asynchronous sampler holds the synchronous sampler of its name and passes its arguments on to it "
+    "(AsyncCpuSampler(EnvCls, env_kwargs, batch_T, batch_B, ...) builds CpuSampler(...)); this test follows super() "
+    "forwarding only, so it sees the engine parameter; tests/samplers/test_composition.py checks rlpyt's call shapes"
+)
+_RANK_ORDER = (
+    "rlpyt's parallel samplers took (..., world_size, rank), its serial sampler (..., rank, world_size); every rlrun "
+    "sampler takes BaseSampler's order so that no override changes its base's signature; the runners pass both by keyword"
+)
+_DB_SWITCH = (
+    "the double buffer is a collector's double_buffered attribute, used by the one env-step loop; the mixin is kept "
+    "as that switch, so class MyDb(DoubleBufferCollectorMixin, MyCollector) still works"
+)
 _RUNNER_LOG_DIAGNOSTICS = (
     "MinibatchRl and SyncRl share the base runner's log_diagnostics(itr, traj_infos=None, eval_time=0, prefix=...), "
     "so that no override changes its base's signature; prefix goes by keyword, as rlpyt's own calls pass it"
@@ -97,6 +110,76 @@ _DUMP_TABULAR = (
     "option, with_prefix, and refuses misspelt keywords"
 )
 ALLOWED: dict[str, str] = {
+    "rlpyt.samplers.async_.alternating_sampler.AsyncAlternatingSampler.__init__(EnvCls):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.alternating_sampler.AsyncAlternatingSampler.__init__(TrajInfoCls):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.alternating_sampler.AsyncAlternatingSampler.__init__(batch_B):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.alternating_sampler.AsyncAlternatingSampler.__init__(batch_T):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.alternating_sampler.AsyncAlternatingSampler.__init__(env_kwargs):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.alternating_sampler.AsyncAlternatingSampler.__init__(eval_env_kwargs):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.alternating_sampler.AsyncAlternatingSampler.__init__(eval_max_steps):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.alternating_sampler.AsyncAlternatingSampler.__init__(eval_max_trajectories):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.alternating_sampler.AsyncAlternatingSampler.__init__(eval_n_envs):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.alternating_sampler.AsyncAlternatingSampler.__init__(max_decorrelation_steps):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.alternating_sampler.AsyncAlternatingSampler.__init__(sampler):added-required": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.alternating_sampler.AsyncNoOverlapAlternatingSampler.__init__(EnvCls):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.alternating_sampler.AsyncNoOverlapAlternatingSampler.__init__(TrajInfoCls):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.alternating_sampler.AsyncNoOverlapAlternatingSampler.__init__(batch_B):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.alternating_sampler.AsyncNoOverlapAlternatingSampler.__init__(batch_T):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.alternating_sampler.AsyncNoOverlapAlternatingSampler.__init__(env_kwargs):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.alternating_sampler.AsyncNoOverlapAlternatingSampler.__init__(eval_env_kwargs):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.alternating_sampler.AsyncNoOverlapAlternatingSampler.__init__(eval_max_steps):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.alternating_sampler.AsyncNoOverlapAlternatingSampler.__init__(eval_max_trajectories):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.alternating_sampler.AsyncNoOverlapAlternatingSampler.__init__(eval_n_envs):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.alternating_sampler.AsyncNoOverlapAlternatingSampler.__init__(max_decorrelation_steps):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.alternating_sampler.AsyncNoOverlapAlternatingSampler.__init__(sampler):added-required": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.collectors.DoubleBufferCollectorMixin.collect_batch:missing-method": _DB_SWITCH,
+    "rlpyt.samplers.async_.cpu_sampler.AsyncCpuSampler.__init__(EnvCls):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.cpu_sampler.AsyncCpuSampler.__init__(TrajInfoCls):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.cpu_sampler.AsyncCpuSampler.__init__(batch_B):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.cpu_sampler.AsyncCpuSampler.__init__(batch_T):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.cpu_sampler.AsyncCpuSampler.__init__(env_kwargs):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.cpu_sampler.AsyncCpuSampler.__init__(eval_env_kwargs):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.cpu_sampler.AsyncCpuSampler.__init__(eval_max_steps):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.cpu_sampler.AsyncCpuSampler.__init__(eval_max_trajectories):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.cpu_sampler.AsyncCpuSampler.__init__(eval_n_envs):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.cpu_sampler.AsyncCpuSampler.__init__(max_decorrelation_steps):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.cpu_sampler.AsyncCpuSampler.__init__(sampler):added-required": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.gpu_sampler.AsyncGpuSampler.__init__(EnvCls):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.gpu_sampler.AsyncGpuSampler.__init__(TrajInfoCls):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.gpu_sampler.AsyncGpuSampler.__init__(batch_B):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.gpu_sampler.AsyncGpuSampler.__init__(batch_T):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.gpu_sampler.AsyncGpuSampler.__init__(env_kwargs):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.gpu_sampler.AsyncGpuSampler.__init__(eval_env_kwargs):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.gpu_sampler.AsyncGpuSampler.__init__(eval_max_steps):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.gpu_sampler.AsyncGpuSampler.__init__(eval_max_trajectories):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.gpu_sampler.AsyncGpuSampler.__init__(eval_n_envs):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.gpu_sampler.AsyncGpuSampler.__init__(max_decorrelation_steps):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.gpu_sampler.AsyncGpuSampler.__init__(sampler):added-required": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.serial_sampler.AsyncSerialSampler.__init__(EnvCls):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.serial_sampler.AsyncSerialSampler.__init__(TrajInfoCls):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.serial_sampler.AsyncSerialSampler.__init__(batch_B):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.serial_sampler.AsyncSerialSampler.__init__(batch_T):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.serial_sampler.AsyncSerialSampler.__init__(env_kwargs):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.serial_sampler.AsyncSerialSampler.__init__(eval_env_kwargs):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.serial_sampler.AsyncSerialSampler.__init__(eval_max_steps):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.serial_sampler.AsyncSerialSampler.__init__(eval_max_trajectories):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.serial_sampler.AsyncSerialSampler.__init__(eval_n_envs):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.serial_sampler.AsyncSerialSampler.__init__(max_decorrelation_steps):missing": _ASYNC_ENGINE,
+    "rlpyt.samplers.async_.serial_sampler.AsyncSerialSampler.__init__(sampler):added-required": _ASYNC_ENGINE,
+    "rlpyt.samplers.parallel.base.ParallelSamplerBase.initialize(rank):position": _RANK_ORDER,
+    "rlpyt.samplers.parallel.base.ParallelSamplerBase.initialize(world_size):position": _RANK_ORDER,
+    "rlpyt.samplers.parallel.cpu.sampler.CpuSampler.initialize(rank):position": _RANK_ORDER,
+    "rlpyt.samplers.parallel.cpu.sampler.CpuSampler.initialize(world_size):position": _RANK_ORDER,
+    "rlpyt.samplers.parallel.gpu.alternating_sampler.AlternatingSampler.initialize(rank):position": _RANK_ORDER,
+    "rlpyt.samplers.parallel.gpu.alternating_sampler.AlternatingSampler.initialize(world_size):position": _RANK_ORDER,
+    "rlpyt.samplers.parallel.gpu.alternating_sampler.AlternatingSamplerBase.initialize(rank):position": _RANK_ORDER,
+    "rlpyt.samplers.parallel.gpu.alternating_sampler.AlternatingSamplerBase.initialize(world_size):position": _RANK_ORDER,
+    "rlpyt.samplers.parallel.gpu.alternating_sampler.NoOverlapAlternatingSampler.initialize(rank):position": _RANK_ORDER,
+    "rlpyt.samplers.parallel.gpu.alternating_sampler.NoOverlapAlternatingSampler.initialize(world_size):position": _RANK_ORDER,
+    "rlpyt.samplers.parallel.gpu.sampler.GpuSampler.initialize(rank):position": _RANK_ORDER,
+    "rlpyt.samplers.parallel.gpu.sampler.GpuSampler.initialize(world_size):position": _RANK_ORDER,
+    "rlpyt.samplers.parallel.gpu.sampler.GpuSamplerBase.initialize(rank):position": _RANK_ORDER,
+    "rlpyt.samplers.parallel.gpu.sampler.GpuSamplerBase.initialize(world_size):position": _RANK_ORDER,
     "rlpyt.runners.minibatch_rl.MinibatchRl.log_diagnostics(prefix):position": _RUNNER_LOG_DIAGNOSTICS,
     "rlpyt.runners.sync_rl.SyncRl.log_diagnostics(prefix):position": _RUNNER_LOG_DIAGNOSTICS,
     "rlpyt.replays.non_sequence.n_step.NStepReturnBuffer.__init__(B):position": _NSTEP_BASES,

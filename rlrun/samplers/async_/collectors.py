@@ -3,15 +3,15 @@
 An asynchronous sampler hands its collectors ``samples_np`` as a pair of ``[T, B]`` buffers (a double
 buffer); while a copier process reads one half, the collector fills the other. rlpyt chose the half
 through a shared ``db_idx``; here it follows the iteration number every round already carries, so
-no extra shared value travels to the workers.
+no extra shared value travels to the workers. The switch is the collector's ``double_buffered``
+class attribute (:class:`~rlrun.samplers.collectors.BaseCollector`); each class here is a synchronous
+collector with it set.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import ClassVar
 
-from rlrun.envs.traj_info import TrajInfo
-from rlrun.samplers.collectors import BaseCollector
 from rlrun.samplers.parallel.cpu.collectors import CpuResetCollector, CpuWaitResetCollector
 from rlrun.samplers.parallel.gpu.collectors import GpuResetCollector, GpuWaitResetCollector
 
@@ -24,42 +24,33 @@ __all__ = [
 ]
 
 
-class DoubleBufferCollectorMixin(BaseCollector):
-    """Put first among the bases of a collector: ``class Db(DoubleBufferCollectorMixin, SomeCollector)``.
+class DoubleBufferCollectorMixin:
+    """rlpyt's way to make a collector write into a double buffer: put it first among the bases,
+    ``class MyDb(DoubleBufferCollectorMixin, MyCollector)``. It only sets ``double_buffered``; the
+    collector's own ``__init__`` and ``collect_batch`` do the rest."""
 
-    ``samples_np`` must be a pair of buffers with the same fields and shapes.
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        double_buffer = self.samples_np
-        if not (isinstance(double_buffer, tuple) and len(double_buffer) == 2 and not hasattr(double_buffer, "_fields")):
-            raise TypeError(
-                f"{type(self).__name__} writes into a double buffer: samples_np must be a pair of [T, B] buffers "
-                f"(an asynchronous sampler builds it), got {type(double_buffer).__name__}. Use the collector "
-                "without the Db prefix in a synchronous sampler."
-            )
-        self.double_buffer = double_buffer
-        self.samples_np = double_buffer[0]  # start-up reads the buffer's observation dtype from it
-
-    def collect_batch(
-        self, agent_inputs: Any, traj_infos: list[TrajInfo], itr: int
-    ) -> tuple[Any, list[TrajInfo], list[TrajInfo]]:
-        self.samples_np = self.double_buffer[itr % 2]
-        return super().collect_batch(agent_inputs, traj_infos, itr)
+    double_buffered: ClassVar[bool] = True
 
 
-class DbCpuResetCollector(DoubleBufferCollectorMixin, CpuResetCollector):
+class DbCpuResetCollector(CpuResetCollector):
     """:class:`~rlrun.samplers.parallel.cpu.collectors.CpuResetCollector` into a double buffer."""
 
+    double_buffered = True
 
-class DbCpuWaitResetCollector(DoubleBufferCollectorMixin, CpuWaitResetCollector):
+
+class DbCpuWaitResetCollector(CpuWaitResetCollector):
     """:class:`~rlrun.samplers.parallel.cpu.collectors.CpuWaitResetCollector` into a double buffer."""
 
+    double_buffered = True
 
-class DbGpuResetCollector(DoubleBufferCollectorMixin, GpuResetCollector):
+
+class DbGpuResetCollector(GpuResetCollector):
     """:class:`~rlrun.samplers.parallel.gpu.collectors.GpuResetCollector` into a double buffer."""
 
+    double_buffered = True
 
-class DbGpuWaitResetCollector(DoubleBufferCollectorMixin, GpuWaitResetCollector):
+
+class DbGpuWaitResetCollector(GpuWaitResetCollector):
     """:class:`~rlrun.samplers.parallel.gpu.collectors.GpuWaitResetCollector` into a double buffer."""
+
+    double_buffered = True

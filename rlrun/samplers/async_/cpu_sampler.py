@@ -5,17 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlrun.envs.traj_info import TrajInfo
 from rlrun.samplers.async_.collectors import DbCpuResetCollector
-from rlrun.samplers.async_.parallel import AsyncParallelSamplerMixin
+from rlrun.samplers.async_.parallel import AsyncParallelSamplerBase
 from rlrun.samplers.collectors import BaseCollector, BaseEvalCollector
-from rlrun.samplers.parallel.base import ParallelSamplerBase
 from rlrun.samplers.parallel.cpu.collectors import CpuEvalCollector
+from rlrun.samplers.parallel.cpu.sampler import CpuSampler
 
 __all__ = ["AsyncCpuSampler"]
 
 
-class AsyncCpuSampler(AsyncParallelSamplerMixin, ParallelSamplerBase):  # type: ignore[misc]  # rlpyt\'s async signatures
+class AsyncCpuSampler(AsyncParallelSamplerBase):
     """Runs in a process of its own and starts its workers below it (the worker protocol of the
     synchronous samplers: a failed, stuck or killed worker becomes one error here, which the runner
     raises). The workers act with the sampler's model, in shared memory, which the sampler refreshes
@@ -28,11 +27,8 @@ class AsyncCpuSampler(AsyncParallelSamplerMixin, ParallelSamplerBase):  # type: 
         eval_CollectorCls: type[BaseEvalCollector] = CpuEvalCollector,
         **kwargs: Any,
     ) -> None:
-        super().__init__(*args, CollectorCls=CollectorCls, eval_CollectorCls=eval_CollectorCls, **kwargs)
+        engine = CpuSampler(*args, CollectorCls=CollectorCls, eval_CollectorCls=eval_CollectorCls, **kwargs)
+        super().__init__(engine)
 
-    def _prepare_agent(self, affinity: dict) -> None:
-        self.agent.async_cpu(share_memory=True)  # the workers act with this copy
-
-    def evaluate_agent(self, itr: int) -> list[TrajInfo]:
-        self.agent.recv_shared_memory()
-        return super().evaluate_agent(itr)
+    def _prepare_agent(self, agent: Any, affinity: dict) -> None:
+        agent.async_cpu(share_memory=True)  # the workers act with this copy

@@ -13,8 +13,9 @@ from __future__ import annotations
 import logging
 import pickle
 import sys
+from collections.abc import Callable
 from multiprocessing.util import Finalize
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch.multiprocessing as torch_mp  # its context pickles shared tensors by handle, for spawn
@@ -22,11 +23,12 @@ import torch.multiprocessing as torch_mp  # its context pickles shared tensors b
 from rlrun.envs.traj_info import TrajInfo
 from rlrun.envs.validation import validate_env
 from rlrun.samplers.base import BaseSampler, report_unfinished_evaluation
-from rlrun.samplers.buffer import build_samples_buffer
+from rlrun.samplers.batch_buffers import BatchBuffers
 from rlrun.samplers.builder import eval_env_ranks_of
 from rlrun.samplers.collectors import episode_quotas
+from rlrun.samplers.parallel.gpu.serving import ActionServing
 from rlrun.samplers.parallel.pool import DEFAULT_TIMEOUT_S, WorkerLabel, WorkerPool
-from rlrun.samplers.parallel.protocol import Command, CommandKind, Report, SamplerWorkerError
+from rlrun.samplers.parallel.protocol import Command, CommandKind, SamplerWorkerError
 from rlrun.samplers.parallel.worker import SamplerSpec, WorkerSettings, sampling_process
 from rlrun.utils.launching.affinity import affinity_for_sampler
 from rlrun.utils.launching.main_guard import refuse_while_bootstrapping
@@ -63,8 +65,11 @@ class ParallelSamplerBase(BaseSampler):
     within seconds whatever this is.
     """
 
-    gpu = False  # True where the master serves the actions (workers step envs only)
-    alternating = False
+    # The parts, chosen by the public classes: where the agent acts (in the workers, or served by the
+    # master: ``gpu``), and how the master serves (two alternating groups, with or without overlap).
+    gpu: ClassVar[bool] = False
+    alternating: ClassVar[bool] = False
+    no_overlap: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -81,6 +86,10 @@ class ParallelSamplerBase(BaseSampler):
         self._requested_eval_n_envs = self.eval_n_envs  # initialize rounds eval_n_envs to the workers
         self.n_worker = 0
         self.pool: WorkerPool | None = None
+        self.buffers: BatchBuffers | None = None
+        self.server: ActionServing | None = None
+        self.world_size, self.rank = 1, 0
+        self._target: Callable[..., None] = sampling_process  # the workers' target
         self._finalizer: Finalize | None = None
         self._n_unfinished = 0
 
@@ -91,92 +100,74 @@ class ParallelSamplerBase(BaseSampler):
 
     # ---- API ----
 
-    def initialize(  # type: ignore[override]  # rlpyt's order here: world_size before rank
+    def initialize(
         self,
         agent: Any,
         affinity: dict | None = None,
         seed: int | None = None,
         bootstrap_value: bool = False,
         traj_info_kwargs: dict | None = None,
-        world_size: int = 1,
         rank: int = 0,
-        worker_process: Any = None,
+        world_size: int = 1,
+        worker_process: Callable[..., None] | None = None,
     ) -> dict:
         """Start the workers and return the examples (one env step and agent step) for the algorithm.
 
         Returns once every worker has built and decorrelated its envs. ``affinity`` gives the
         workers (``workers_cpus``: one entry per worker) or None for one unpinned worker per usable CPU.
+        ``worker_process`` replaces the workers' target, :func:`~rlrun.samplers.parallel.worker.sampling_process`;
+        it is called with ``(SamplerSpec, WorkerSettings, WorkerEnd, WorkerErrors)``.
         """
         refuse_while_bootstrapping(f"{type(self).__name__}.initialize()")  # a script without its main guard
-        if self._finalizer is not None and self._finalizer.still_active():
-            raise RuntimeError(f"{type(self).__name__} is already running; call shutdown() before initializing again.")
-        affinity = affinity_for_sampler(affinity, alternating=self.alternating)
-        n_envs_list = self._get_n_envs_list(affinity=affinity)
-        self.n_worker = n_worker = len(n_envs_list)
+        self._target = sampling_process if worker_process is None else worker_process
+        affinity, n_envs_list = self._plan(agent, affinity, rank, world_size)
         B = self.batch_spec.B
-        global_B = B * world_size
-        env_ranks = list(range(rank * B, (rank + 1) * B))
-        self.world_size, self.rank = world_size, rank
-        seed = make_seed() if seed is None else int(seed)
-        self.seed = seed
-        if self._requested_eval_n_envs > 0:
-            self.eval_n_envs_per = max(1, self._requested_eval_n_envs // n_worker)
-            self.eval_n_envs = self.eval_n_envs_per * n_worker
-            assert self.eval_max_steps is not None  # BaseSampler requires it with eval_n_envs
-            self.eval_max_T = max(1, self.eval_max_steps // self.eval_n_envs)
-            _log.info("Parallel evaluation: %d envs, %d per worker.", self.eval_n_envs, self.eval_n_envs_per)
-        target = sampling_process if worker_process is None else worker_process
-        if self.start_method != "fork":
-            self._check_importable(agent, target)
-
         env = self.EnvCls(**self.env_kwargs)
         try:
             validate_env(env)
-            self._agent_init(agent, env, global_B=global_B, env_ranks=env_ranks)
-            examples = self._build_buffers(env, bootstrap_value)
+            agent.initialize(
+                env.spaces, share_memory=not self.gpu, global_B=B * world_size, env_ranks=self._env_ranks()
+            )
+            buffers = BatchBuffers.build(agent, env, self.batch_spec, bootstrap_value, shared=True)
         finally:
             env.close()
+        self._launch(agent, buffers, affinity, n_envs_list, seed, traj_info_kwargs)
+        return buffers.examples
 
-        spec = self._sampler_spec(affinity, global_B, seed, traj_info_kwargs)
-        settings = self._worker_settings(affinity, seed, n_envs_list)
-        labels = [WorkerLabel(s.env_ranks, s.eval_env_ranks) for s in settings]
-        self.pool = pool = WorkerPool(torch_mp.get_context(self.start_method), labels, self.worker_timeout)
-        # Stops the workers when the sampler is collected or at interpreter exit. multiprocessing's
-        # Finalize with an exit priority runs before multiprocessing joins its children at exit; a
-        # weakref.finalize made later than some other one would run after that join, which never ends.
-        self._finalizer = Finalize(self, pool.stop, exitpriority=EXIT_PRIORITY)
-        try:
-            try:
-                pool.start(target, lambda r, end: (spec, settings[r], end, pool.errors))
-            except (pickle.PicklingError, AttributeError, TypeError) as e:
-                if self.start_method == "fork":
-                    raise
-                raise TypeError(
-                    f"Cannot send the sampler's arguments to a {self.start_method} worker: {e}. Under spawn and "
-                    "forkserver, EnvCls, env_kwargs, the collectors, TrajInfoCls and the agent must pickle by "
-                    "reference (module-level classes and functions, no lambdas or local classes). Move them to an "
-                    "importable module, or use start_method='fork'."
-                ) from e
-            pool.wait_started()  # every worker built its envs and decorrelated them
-        except BaseException:
-            self.shutdown()
-            raise
-        self._after_start(seed, env_ranks, settings)
-        _log.info(
-            "%s started %d workers (%s), envs per worker %s.",
-            type(self).__name__,
-            n_worker,
-            self.start_method,
-            n_envs_list,
-        )
-        return examples
+    def start_with(
+        self,
+        agent: Any,
+        buffers: BatchBuffers,
+        affinity: dict | None = None,
+        seed: int | None = None,
+        traj_info_kwargs: dict | None = None,
+        rank: int = 0,
+        world_size: int = 1,
+    ) -> None:
+        """Start the workers on ``buffers`` built elsewhere, for an ``agent`` initialized elsewhere (an
+        asynchronous sampler's double buffer and sampler model); the rest of :meth:`initialize`."""
+        self._target = sampling_process
+        affinity, n_envs_list = self._plan(agent, affinity, rank, world_size)
+        self._launch(agent, buffers, affinity, n_envs_list, seed, traj_info_kwargs)
 
     def obtain_samples(self, itr: int) -> tuple[Any, list[TrajInfo]]:
         """One batch from all workers; returns ``(samples, completed_traj_infos)``, samples as torch views."""
-        return self.samples_pyt, self._run_round(Command(CommandKind.COLLECT, itr))
+        traj_infos = self.collect_round(itr)
+        return self.samples_pyt, traj_infos
+
+    def collect_round(self, itr: int) -> list[TrajInfo]:
+        """Batch ``itr`` into its buffer (half ``itr % 2`` of a double buffer); returns the completed
+        trajectories. :meth:`obtain_samples` without the agent's weights sync."""
+        assert self.buffers is not None, "initialize() first"
+        self.samples_np, self.samples_pyt = self.buffers.np_of(itr), self.buffers.pyt_of(itr)
+        return self._run_round(Command(CommandKind.COLLECT, itr))
 
     def evaluate_agent(self, itr: int) -> list[TrajInfo]:
         """Run the evaluation episodes in the workers; returns their TrajInfos."""
+        return self.evaluation_round(itr)
+
+    def evaluation_round(self, itr: int) -> list[TrajInfo]:
+        """:meth:`evaluate_agent` without the agent's weights sync."""
         if self.eval_n_envs <= 0:
             raise RuntimeError("evaluate_agent needs eval_n_envs > 0 in the sampler.")
         traj_infos = self._run_round(Command(CommandKind.EVALUATE, itr))
@@ -193,6 +184,93 @@ class ParallelSamplerBase(BaseSampler):
             self._finalizer()  # runs pool.stop once, whoever calls first
         self.pool = None
 
+    # ---- start-up ----
+
+    def _env_ranks(self) -> list[int]:
+        B = self.batch_spec.B
+        return list(range(self.rank * B, (self.rank + 1) * B))
+
+    def _plan(self, agent: Any, affinity: dict | None, rank: int, world_size: int) -> tuple[dict, list[int]]:
+        """Resolve the affinity, split the envs over the workers and the evaluation envs too, and refuse
+        what a spawned worker could not import: all before anything is built."""
+        if self._finalizer is not None and self._finalizer.still_active():
+            raise RuntimeError(f"{type(self).__name__} is already running; call shutdown() before initializing again.")
+        affinity = affinity_for_sampler(affinity, alternating=self.alternating)
+        n_envs_list = self._get_n_envs_list(affinity=affinity)
+        self.n_worker = n_worker = len(n_envs_list)
+        self.world_size, self.rank = world_size, rank
+        if self._requested_eval_n_envs > 0:
+            self.eval_n_envs_per = max(1, self._requested_eval_n_envs // n_worker)
+            self.eval_n_envs = self.eval_n_envs_per * n_worker
+            assert self.eval_max_steps is not None  # BaseSampler requires it with eval_n_envs
+            self.eval_max_T = max(1, self.eval_max_steps // self.eval_n_envs)
+            _log.info("Parallel evaluation: %d envs, %d per worker.", self.eval_n_envs, self.eval_n_envs_per)
+        if self.start_method != "fork":
+            self._check_importable(agent, self._target)
+        return affinity, n_envs_list
+
+    def _launch(
+        self,
+        agent: Any,
+        buffers: BatchBuffers,
+        affinity: dict,
+        n_envs_list: list[int],
+        seed: int | None,
+        traj_info_kwargs: dict | None,
+    ) -> None:
+        """Start the worker pool on ``buffers`` (and the action server where the master serves actions);
+        returns once every worker has built and decorrelated its envs."""
+        seed = make_seed() if seed is None else int(seed)
+        self.seed = seed
+        self.agent = agent
+        self.buffers = buffers
+        self.samples_np, self.samples_pyt = buffers.np_of(0), buffers.pyt_of(0)
+        global_B = self.batch_spec.B * self.world_size
+        self.server = None
+        if self.gpu:
+            self.server = ActionServing(
+                agent,
+                buffers.examples,
+                self.batch_spec.B,
+                self.eval_n_envs,
+                alternating=self.alternating,
+                no_overlap=self.no_overlap,
+                mid_batch_reset=self.mid_batch_reset,
+            )
+        spec = self._sampler_spec(affinity, global_B, seed, traj_info_kwargs)
+        settings = self._worker_settings(affinity, seed, n_envs_list)
+        labels = [WorkerLabel(s.env_ranks, s.eval_env_ranks) for s in settings]
+        self.pool = pool = WorkerPool(torch_mp.get_context(self.start_method), labels, self.worker_timeout)
+        # Stops the workers when the sampler is collected or at interpreter exit. multiprocessing's
+        # Finalize with an exit priority runs before multiprocessing joins its children at exit; a
+        # weakref.finalize made later than some other one would run after that join, which never ends.
+        self._finalizer = Finalize(self, pool.stop, exitpriority=EXIT_PRIORITY)
+        try:
+            try:
+                pool.start(self._target, lambda r, end: (spec, settings[r], end, pool.errors))
+            except (pickle.PicklingError, AttributeError, TypeError) as e:
+                if self.start_method == "fork":
+                    raise
+                raise TypeError(
+                    f"Cannot send the sampler's arguments to a {self.start_method} worker: {e}. Under spawn and "
+                    "forkserver, EnvCls, env_kwargs, the collectors, TrajInfoCls and the agent must pickle by "
+                    "reference (module-level classes and functions, no lambdas or local classes). Move them to an "
+                    "importable module, or use start_method='fork'."
+                ) from e
+            pool.wait_started()  # every worker built its envs and decorrelated them
+        except BaseException:
+            self.shutdown()
+            raise
+        if self.server is not None:
+            self.server.start(seed, self._env_ranks(), settings, global_B)
+        _log.info(
+            "%s started %d workers (%s), envs per worker %s.",
+            type(self).__name__,
+            len(n_envs_list),
+            self.start_method,
+            n_envs_list,
+        )
+
     # ---- rounds ----
 
     def _run_round(self, command: Command) -> list:
@@ -203,24 +281,20 @@ class ParallelSamplerBase(BaseSampler):
         leave master and workers a round apart, the master reading the batch while workers write it.
         """
         pool = self._running_pool()
+        server = self.server
         try:
             pool.send(command)
-            if command.kind is CommandKind.EVALUATE:
-                reports = self._serve_evaluation(pool, command.itr)
+            if server is None:
+                reports = pool.gather_reports()
+            elif command.kind is CommandKind.EVALUATE:
+                reports = server.serve_evaluation(pool, command.itr)
             else:
-                reports = self._serve_batch(pool, command.itr)
+                reports = server.serve_batch(pool, command.itr, self.samples_np)
         except BaseException:
             self.shutdown()
             raise
         self._n_unfinished = sum(r.n_unfinished for r in reports)
         return [info for r in reports for info in r.traj_infos]
-
-    def _serve_batch(self, pool: WorkerPool, itr: int) -> list[Report]:
-        """The master's part of a batch round; here the workers do it all."""
-        return pool.gather_reports()
-
-    def _serve_evaluation(self, pool: WorkerPool, itr: int) -> list[Report]:
-        return pool.gather_reports()
 
     def _running_pool(self) -> WorkerPool:
         if self.pool is None:
@@ -234,44 +308,20 @@ class ParallelSamplerBase(BaseSampler):
 
     def _get_n_envs_list(self, affinity: dict | None = None, n_worker: int | None = None, B: int | None = None):
         """Envs per worker: ``B`` split evenly, the first workers taking one more when it does not divide;
-        fewer workers than requested when ``B`` is smaller."""
+        fewer workers than requested when ``B`` is smaller. Alternating samplers split half the envs
+        over each half of the workers, pairwise alike (worker w and w + n/2 hold as many)."""
         B = self.batch_spec.B if B is None else B
         if n_worker is None:
-            n_worker = len(affinity_for_sampler(affinity)["workers_cpus"])
-        if B < n_worker:
-            _log.warning(
-                "batch_B=%d is smaller than the %d sampler workers available; using %d workers (raise batch_B to use "
-                "them all).",
-                B,
-                n_worker,
-                B,
+            n_worker = len(affinity_for_sampler(affinity, alternating=self.alternating)["workers_cpus"])
+        if not self.alternating:
+            return _split_envs(B, n_worker)
+        if n_worker % 2:
+            raise ValueError(
+                f"{type(self).__name__} needs an even number of workers (two groups), got {n_worker}. "
+                "Use make_affinity(..., alternating=True), which gives two workers per core."
             )
-            n_worker = B
-        n_envs_list = [B // n_worker] * n_worker
-        if B % n_worker:
-            _log.warning(
-                "batch_B=%d envs do not split evenly over %d workers: %d worker(s) get one env more, and the "
-                "others wait for them every batch (a multiple of the worker count is faster).",
-                B,
-                n_worker,
-                B % n_worker,
-            )
-            for b in range(B % n_worker):
-                n_envs_list[b] += 1
-        return n_envs_list
-
-    def _agent_init(self, agent: Any, env: Any, global_B: int = 1, env_ranks: list[int] | None = None) -> None:
-        agent.initialize(env.spaces, share_memory=not self.gpu, global_B=global_B, env_ranks=env_ranks)
-        self.agent = agent
-
-    def _build_buffers(self, env: Any, bootstrap_value: bool):
-        self.samples_pyt, self.samples_np, examples = build_samples_buffer(
-            self.agent, env, self.batch_spec, bootstrap_value, agent_shared=True, env_shared=True, subprocess=True
-        )
-        return examples
-
-    def _after_start(self, seed: int, env_ranks: list[int], settings: list[WorkerSettings]) -> None:
-        """Called once the workers are up (served samplers prepare the master's agent here)."""
+        half = _split_envs(B // 2, n_worker // 2)
+        return half + half
 
     def _sampler_spec(
         self, affinity: dict, global_B: int = 1, seed: int = 0, traj_info_kwargs: dict | None = None
@@ -302,6 +352,8 @@ class ParallelSamplerBase(BaseSampler):
         all_eval_ranks = eval_env_ranks_of(global_B, self.rank, n_eval)
         eval_quotas = episode_quotas(n_eval, self.eval_max_trajectories) if n_eval else np.zeros(0, dtype=int)
         pin = affinity.get("set_affinity", True)
+        buffers = self.buffers
+        assert buffers is not None, "the workers' columns are those of the buffers _launch was given"
         settings = []
         i_env = 0
         for rank, n_envs in enumerate(n_envs_list):
@@ -316,16 +368,12 @@ class ParallelSamplerBase(BaseSampler):
                     ),
                     seed=derive_seed(seed, WORKER_SEED_DOMAIN, self.rank, rank),  # its global RNGs
                     cpus=tuple(affinity["workers_cpus"][rank]) if pin else None,
-                    samples_np=self.samples_np[:, i_env : i_env + n_envs],
-                    **self._step_buffers_of(slice(i_env, i_env + n_envs), eval_slice),
+                    samples_np=buffers.collector_samples(slice(i_env, i_env + n_envs)),
+                    **(self.server.worker_rows(slice(i_env, i_env + n_envs), eval_slice) if self.server else {}),
                 )
             )
             i_env += n_envs
         return settings
-
-    def _step_buffers_of(self, env_slice: slice, eval_slice: slice) -> dict[str, Any]:
-        """A worker's rows of the step buffers (served samplers)."""
-        return {}
 
     def _check_importable(self, agent: Any, target: Any) -> None:
         """Refuse, before starting anything, what a spawn/forkserver child cannot import."""
@@ -358,3 +406,28 @@ class ParallelSamplerBase(BaseSampler):
                     "what they run. Move it to an importable module (a .py file on the path), or use "
                     "start_method='fork' (Linux)."
                 )
+
+
+def _split_envs(B: int, n_worker: int) -> list[int]:
+    """``B`` envs over ``n_worker`` workers (see ``ParallelSamplerBase._get_n_envs_list``)."""
+    if B < n_worker:
+        _log.warning(
+            "batch_B=%d is smaller than the %d sampler workers available; using %d workers (raise batch_B to use "
+            "them all).",
+            B,
+            n_worker,
+            B,
+        )
+        n_worker = B
+    n_envs_list = [B // n_worker] * n_worker
+    if B % n_worker:
+        _log.warning(
+            "batch_B=%d envs do not split evenly over %d workers: %d worker(s) get one env more, and the "
+            "others wait for them every batch (a multiple of the worker count is faster).",
+            B,
+            n_worker,
+            B % n_worker,
+        )
+        for b in range(B % n_worker):
+            n_envs_list[b] += 1
+    return n_envs_list

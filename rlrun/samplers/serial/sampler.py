@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import logging
 import pickle
+from collections.abc import Callable
 from typing import Any
 
 from rlrun.envs.traj_info import TrajInfo
 from rlrun.envs.validation import validate_env
 from rlrun.samplers.base import BaseSampler, report_unfinished_evaluation
-from rlrun.samplers.buffer import build_samples_buffer
+from rlrun.samplers.batch_buffers import BatchBuffers
 from rlrun.samplers.builder import (
     close_envs,
     eval_env_ranks_of,
@@ -57,34 +58,48 @@ class SerialSampler(BaseSampler):
         traj_info_kwargs: dict | None = None,
         rank: int = 0,
         world_size: int = 1,
+        worker_process: Callable[..., None] | None = None,
     ) -> dict:
+        if worker_process is not None:
+            raise ValueError(
+                f"{type(self).__name__} steps its envs in this process and starts no workers, so it takes no "
+                "worker_process; use a parallel sampler (CpuSampler, GpuSampler) for a custom worker target."
+            )
+        B = self.batch_spec.B
+        env_ranks = list(range(rank * B, (rank + 1) * B))
+        example_env = self.EnvCls(**self.env_kwargs)
+        try:
+            validate_env(example_env)
+            agent.initialize(example_env.spaces, share_memory=False, global_B=B * world_size, env_ranks=env_ranks)
+            buffers = BatchBuffers.build(agent, example_env, self.batch_spec, bootstrap_value, shared=False)
+        finally:
+            example_env.close()
+        self.start_with(agent, buffers, affinity, seed, traj_info_kwargs, rank, world_size)
+        return buffers.examples
+
+    def start_with(
+        self,
+        agent: Any,
+        buffers: BatchBuffers,
+        affinity: dict | None = None,
+        seed: int | None = None,
+        traj_info_kwargs: dict | None = None,
+        rank: int = 0,
+        world_size: int = 1,
+    ) -> None:
+        """Build the envs and collectors on ``buffers`` for an initialized ``agent`` and start them: the
+        rest of :meth:`initialize`, also for an asynchronous sampler's double buffer and model. This
+        sampler runs in the calling process, so ``affinity`` is the caller's to apply."""
         T, B = self.batch_spec
         seed = make_seed() if seed is None else int(seed)
         global_B = B * world_size
         env_ranks = list(range(rank * B, (rank + 1) * B))
-
-        example_env = self.EnvCls(**self.env_kwargs)
-        try:
-            validate_env(example_env)
-            agent.initialize(example_env.spaces, share_memory=False, global_B=global_B, env_ranks=env_ranks)
-            samples_pyt, samples_np, examples = build_samples_buffer(
-                agent,
-                example_env,
-                self.batch_spec,
-                bootstrap_value,
-                agent_shared=False,
-                env_shared=False,
-                subprocess=False,
-            )
-        finally:
-            example_env.close()
-
         self.envs = make_envs(self.EnvCls, self.env_kwargs, env_ranks, seed)
         self.collector = make_collector(
             self.CollectorCls,
             rank=0,
             envs=self.envs,
-            samples_np=samples_np,
+            samples_np=buffers.collector_samples(),
             batch_T=T,
             TrajInfoCls=self.TrajInfoCls,
             agent=agent,
@@ -100,22 +115,33 @@ class SerialSampler(BaseSampler):
         agent.seed_env_streams(seed, env_ranks, eval_env_ranks=eval_ranks)
         self.collector.start_agent()
         self.agent = agent
-        self.samples_pyt = samples_pyt
-        self.samples_np = samples_np
+        self.buffers = buffers
+        self.samples_pyt = buffers.pyt_of(0)
+        self.samples_np = buffers.np_of(0)
         self._closed = False
-        _log.info("Serial sampler initialized: batch_T=%d, batch_B=%d.", T, B)
-        return examples
+        _log.info("%s initialized: batch_T=%d, batch_B=%d.", type(self).__name__, T, B)
 
     def obtain_samples(self, itr: int) -> tuple[Any, list[TrajInfo]]:
         """Collect one batch; returns ``(samples, completed_traj_infos)``, samples as torch views."""
+        completed = self.collect_round(itr)
+        return self.samples_pyt, completed
+
+    def collect_round(self, itr: int) -> list[TrajInfo]:
+        """Batch ``itr`` into its buffer (half ``itr % 2`` of a double buffer); returns the completed
+        trajectories."""
         self.collector.reset_if_needed(self.agent_inputs)
         self.agent_inputs, self.traj_infos, completed = self.collector.collect_batch(
             self.agent_inputs, self.traj_infos, itr
         )
-        return self.samples_pyt, completed
+        self.samples_pyt, self.samples_np = self.buffers.pyt_of(itr), self.buffers.np_of(itr)
+        return completed
 
     def evaluate_agent(self, itr: int) -> list[TrajInfo]:
         """Run the evaluation episodes; returns their TrajInfos."""
+        return self.evaluation_round(itr)
+
+    def evaluation_round(self, itr: int) -> list[TrajInfo]:
+        """:meth:`evaluate_agent`, for the asynchronous sampler that runs this one."""
         if self.eval_n_envs <= 0:
             raise RuntimeError("evaluate_agent needs eval_n_envs > 0 in the sampler.")
         infos = self.eval_collector.collect_evaluation(itr)

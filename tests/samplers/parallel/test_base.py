@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+from pathlib import Path
 
 import pytest
 from parallel_helpers import cpu_sampler, start
@@ -87,3 +88,34 @@ def test_initialize_twice_without_shutdown_is_refused(leak_check):
             sampler.initialize(CategoricalPgAgent(), seed=0)
     finally:
         sampler.shutdown()
+
+
+def _recording_worker(spec, settings, end, errors):
+    """A custom worker target (rlpyt's ``worker_process``): notes its rank, then runs rlrun's own."""
+    from rlrun.samplers.parallel.worker import sampling_process
+
+    Path(os.environ["RLRUN_TEST_WORKER_DIR"], f"worker_{settings.rank}").touch()
+    sampling_process(spec, settings, end, errors)
+
+
+@pytest.mark.timeout(60)
+def test_initialize_runs_a_custom_worker_process_in_every_worker(tmp_path, monkeypatch, leak_check):
+    monkeypatch.setenv("RLRUN_TEST_WORKER_DIR", str(tmp_path))
+    sampler = cpu_sampler(B=4)
+    start(sampler, worker_process=_recording_worker)
+    try:
+        samples, _ = sampler.obtain_samples(0)
+        assert samples.env.observation.shape[:2] == (20, 4)
+    finally:
+        sampler.shutdown()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["worker_0", "worker_1"]
+    leak_check.assert_clean()
+
+
+def test_the_serial_sampler_refuses_a_worker_process_it_would_not_run():
+    from rlrun.envs.gym import make
+    from rlrun.samplers.serial.sampler import SerialSampler
+
+    sampler = SerialSampler(EnvCls=make, env_kwargs=dict(id="CartPole-v1"), batch_T=4, batch_B=2)
+    with pytest.raises(ValueError, match="starts no workers"):
+        sampler.initialize(CategoricalPgAgent(), worker_process=_recording_worker)

@@ -1,13 +1,10 @@
-"""The sampler whose master serves actions to workers that only step envs (rlpyt's GpuSampler).
+"""The samplers whose master serves actions to workers that only step envs (rlpyt's GpuSampler).
 
-Workers write their envs' observations into a shared step buffer and wait; the master runs one
-batched forward pass for every env (on the agent's device: a GPU where there is one, or the CPU),
-writes the actions back and lets the workers step. After the last step it computes the bootstrap
-value from the final observations. Per time step::
-
-    workers: observations -> step buffer, "observations ready #n"   (one signal per worker)
-    master:  agent.step(all B envs) -> step buffer and samples, "actions ready #n"
-    workers: env.step(action) for each env, write reward, done, env_info into the samples
+A served sampler is the parallel sampler (:class:`~rlrun.samplers.parallel.base.ParallelSamplerBase`:
+a worker pool over column slices of one shared batch) with an action server as its part
+(:class:`~rlrun.samplers.parallel.gpu.serving.ActionServing`): the master runs one batched forward
+pass for every env per step, on the agent's device (a GPU where there is one, or the CPU), while the
+workers' collectors (:mod:`rlrun.samplers.parallel.gpu.collectors`) step the envs.
 
 With the same seed the samples equal :class:`~rlrun.samplers.serial.sampler.SerialSampler`'s exactly:
 the agent acts on the same batch of ``B`` envs with the same per-env random streams.
@@ -15,56 +12,26 @@ the agent acts on the same batch of ``B`` envs with the same per-env random stre
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from rlrun.agents.base import AgentInputs
 from rlrun.samplers.collectors import BaseCollector, BaseEvalCollector
 from rlrun.samplers.parallel.base import ParallelSamplerBase
 from rlrun.samplers.parallel.gpu.collectors import GpuEvalCollector, GpuResetCollector
-from rlrun.samplers.parallel.pool import WorkerPool
-from rlrun.samplers.parallel.protocol import Report
-from rlrun.samplers.parallel.worker import WorkerSettings
-from rlrun.utils.buffer import buffer_from_example, numpify_buffer, torchify_buffer
-from rlrun.utils.collections import namedarraytuple
+from rlrun.samplers.parallel.gpu.serving import ServedGroup, StepBuffer, build_step_buffer
 
 __all__ = ["GpuSamplerBase", "GpuSampler", "build_step_buffer", "StepBuffer", "ServedGroup"]
-
-StepBuffer = namedarraytuple("StepBuffer", ["observation", "action", "reward", "done", "agent_info"])
-
-
-def build_step_buffer(examples: Any, B: int) -> Any:
-    """The ``[B, ...]`` arrays, in shared memory, through which master and workers exchange one step."""
-    return StepBuffer(*(buffer_from_example(examples[name], B, share_memory=True) for name in StepBuffer._fields))
-
-
-def _agent_inputs(step_buffer_pyt: Any) -> Any:
-    """What the agent reads from the step buffer: the observation, and the last action and reward."""
-    return AgentInputs(step_buffer_pyt.observation, step_buffer_pyt.action, step_buffer_pyt.reward)
-
-
-@dataclass
-class ServedGroup:
-    """Workers the master serves together: their ranks, their rows of the step buffer, and the agent's
-    state for their envs (None when the sampler serves a single group)."""
-
-    ranks: list[int]
-    rows: slice
-    agent_state: dict[str, Any] | None = field(default=None, repr=False)
 
 
 class GpuSamplerBase(ParallelSamplerBase):
     """Served sampling: envs in the workers, the agent in the master (see the module docstring).
 
     The agent is not shared with the workers; the runner may move it to a GPU (``affinity['cuda_idx']``),
-    and the master then acts there. Subclasses choose how the workers are grouped and served.
+    and the master then acts there. The public classes choose how the server groups the workers
+    (``alternating``, ``no_overlap``); alternating ones split the envs into halves, so ``batch_B`` must
+    be even.
     """
 
     gpu = True
-    no_overlap = False  # True: a group steps its envs only while no other group does
 
     def __init__(
         self,
@@ -74,139 +41,10 @@ class GpuSamplerBase(ParallelSamplerBase):
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, CollectorCls=CollectorCls, eval_CollectorCls=eval_CollectorCls, **kwargs)
-        self.groups: list[ServedGroup] = []
-        self._eval_state: dict[str, Any] | None = None
-        self._loaded: dict[str, Any] | None = None  # the agent state in the agent now
-
-    # ---- set-up ----
-
-    def _build_buffers(self, env: Any, bootstrap_value: bool):
-        examples = super()._build_buffers(env, bootstrap_value)
-        self._build_step_buffers(examples)
-        return examples
-
-    def _build_step_buffers(self, examples: Any) -> None:
-        """The buffers the master and the workers exchange observations and actions through, per step."""
-        self.step_buffer_np = build_step_buffer(examples, self.batch_spec.B)
-        self.step_buffer_pyt = torchify_buffer(self.step_buffer_np)
-        self.agent_inputs = _agent_inputs(self.step_buffer_pyt)
-        self.eval_step_buffer_np: Any = None
-        self.eval_step_buffer_pyt: Any = None
-        self.eval_agent_inputs: Any = None
-        if self.eval_n_envs > 0:
-            self.eval_step_buffer_np = build_step_buffer(examples, self.eval_n_envs)
-            self.eval_step_buffer_pyt = torchify_buffer(self.eval_step_buffer_np)
-            self.eval_agent_inputs = _agent_inputs(self.eval_step_buffer_pyt)
-
-    def _step_buffers_of(self, env_slice: slice, eval_slice: slice) -> dict[str, Any]:
-        eval_rows = self.eval_step_buffer_np[eval_slice] if self.eval_step_buffer_np is not None else None
-        return dict(step_buffer_np=self.step_buffer_np[env_slice], eval_step_buffer_np=eval_rows)
-
-    def _after_start(self, seed: int, env_ranks: list[int], settings: list[WorkerSettings]) -> None:
-        """Seed the master's agent with every env's action stream and group the workers."""
-        eval_ranks = [r for s in settings for r in s.eval_env_ranks]
-        self.groups = self._make_groups(settings)
-        agent = self.agent
-        if len(self.groups) == 1:
-            agent.seed_env_streams(seed, env_ranks, eval_env_ranks=eval_ranks)
-            agent.reset()
-            agent.sample_mode(0)
-            return
-        # One agent state per group, swapped in before the agent steps that group's envs.
-        global_B = self.batch_spec.B * self.world_size
-        for group in self.groups:
-            agent.collector_initialize(global_B=global_B, env_ranks=env_ranks[group.rows])  # e.g. per-env epsilons
-            agent.seed_env_streams(seed, env_ranks[group.rows], eval_env_ranks=[])
-            agent.reset()
-            agent.sample_mode(0)
-            group.agent_state = agent.get_step_state()
-        agent.seed_env_streams(seed, [], eval_env_ranks=eval_ranks)
-        agent.reset()
-        self._eval_state = self._loaded = agent.get_step_state()
-
-    def _make_groups(self, settings: Sequence[WorkerSettings]) -> list[ServedGroup]:
-        return [ServedGroup(ranks=[s.rank for s in settings], rows=slice(0, self.batch_spec.B))]
-
-    # ---- serving ----
-
-    def _use(self, state: dict[str, Any] | None) -> None:
-        """Put ``state`` in the agent, keeping the one there now (no-op with one group)."""
-        if state is None or state is self._loaded:
-            return
-        if self._loaded is not None:
-            self._loaded.update(self.agent.get_step_state())
-        self.agent.set_step_state(state)
-        self._loaded = state
-
-    def _serve_batch(self, pool: WorkerPool, itr: int) -> list[Report]:
-        agent, step, samples = self.agent, self.step_buffer_np, self.samples_np.agent
-        samples.prev_action[0] = step.action  # the last action of the previous batch
-        if len(self.groups) > 1:
-            for group in self.groups:  # the runner set the mode of whichever state was loaded
-                self._use(group.agent_state)
-                agent.sample_mode(itr)
-        reset_every_step = self.CollectorCls.mid_batch_reset
-        held: list[int] | None = None  # no_overlap: actions computed, released once the other group is back
-        for t in range(self.batch_spec.T):
-            for group in self.groups:
-                pool.gather_observations(group.ranks)
-                if held is not None:
-                    pool.send_actions(held)
-                    held = None
-                self._use(group.agent_state)
-                self._reset_done(group.rows, step.done, reset_every_step or t == 0)
-                action_pyt, agent_info_pyt = agent.step(*(x[group.rows] for x in self.agent_inputs))
-                action, agent_info = numpify_buffer(action_pyt), numpify_buffer(agent_info_pyt)
-                step.action[group.rows] = action
-                if agent_info is not None:
-                    step.agent_info[group.rows] = agent_info
-                if self.no_overlap:
-                    held = group.ranks
-                else:
-                    pool.send_actions(group.ranks)  # before the samples' copies: the workers start sooner
-                samples.action[t, group.rows] = action
-                if agent_info is not None:
-                    samples.agent_info[t, group.rows] = agent_info
-        for group in self.groups:  # the observations after the last step
-            pool.gather_observations(group.ranks)
-            if held is not None:
-                pool.send_actions(held)
-                held = None
-            if "bootstrap_value" in samples._fields:
-                self._use(group.agent_state)
-                self._reset_done(group.rows, step.done, reset_every_step)
-                value = agent.value(*(x[group.rows] for x in self.agent_inputs))
-                samples.bootstrap_value[0, group.rows] = numpify_buffer(value)
-        return pool.gather_reports()
-
-    def _reset_done(self, rows: slice, done: np.ndarray, now: bool) -> None:
-        """Reset the agent's per-env state (recurrent agents) for envs done at the previous step; a
-        waiting env (wait-reset collectors) only at the start of the batch, when its worker reset it."""
-        if now:
-            for b in np.flatnonzero(done[rows]):
-                self.agent.reset_one(idx=int(b))
-
-    def _serve_evaluation(self, pool: WorkerPool, itr: int) -> list[Report]:
-        agent, step = self.agent, self.eval_step_buffer_np
-        self._use(self._eval_state)
-        agent.reset()
-        agent.eval_mode(itr)
-        reports: dict[int, Report] = {}
-        active = list(range(self.n_worker))
-        while True:
-            for rank, report in pool.gather_step_or_report(active).items():
-                if report is not None:  # this worker's episodes are done
-                    reports[rank] = report
-                    active.remove(rank)
-            if not active:
-                break
-            self._reset_done(slice(None), step.done, True)
-            action_pyt, agent_info_pyt = agent.step(*self.eval_agent_inputs)
-            step.action[:] = numpify_buffer(action_pyt)
-            if step.agent_info is not None:
-                step.agent_info[:] = numpify_buffer(agent_info_pyt)
-            pool.send_actions(active)
-        return [reports[rank] for rank in range(self.n_worker)]
+        if self.alternating and self.batch_spec.B % 2:
+            raise ValueError(
+                f"{type(self).__name__} splits the envs into two halves: batch_B must be even, got {self.batch_spec.B}."
+            )
 
 
 class GpuSampler(GpuSamplerBase):
