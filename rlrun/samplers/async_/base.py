@@ -46,6 +46,12 @@ class SamplingEngine(Protocol):
     TrajInfoCls: Any
     eval_n_envs: int
     n_worker: int
+    CollectorCls: type
+    eval_CollectorCls: type | None
+    eval_env_kwargs: dict
+    max_decorrelation_steps: int
+    eval_max_steps: int | None
+    eval_max_trajectories: int | None
 
     @property
     def batch_spec(self) -> BatchSpec: ...
@@ -113,6 +119,39 @@ class AsyncSamplerBase:
     @property
     def n_worker(self) -> int:
         return self.sampler.n_worker
+
+    # rlpyt's sampler settings, read through to the engine (scripts and collectors read them)
+    @property
+    def EnvCls(self) -> Any:  # noqa: N802
+        return self.sampler.EnvCls
+
+    @property
+    def env_kwargs(self) -> dict:
+        return self.sampler.env_kwargs
+
+    @property
+    def CollectorCls(self) -> type:  # noqa: N802
+        return self.sampler.CollectorCls
+
+    @property
+    def eval_CollectorCls(self) -> type | None:  # noqa: N802
+        return self.sampler.eval_CollectorCls
+
+    @property
+    def eval_env_kwargs(self) -> dict:
+        return self.sampler.eval_env_kwargs
+
+    @property
+    def max_decorrelation_steps(self) -> int:
+        return self.sampler.max_decorrelation_steps
+
+    @property
+    def eval_max_steps(self) -> int | None:
+        return self.sampler.eval_max_steps
+
+    @property
+    def eval_max_trajectories(self) -> int | None:
+        return self.sampler.eval_max_trajectories
 
     @property
     def double_buffer(self) -> tuple[Any, ...]:
