@@ -51,6 +51,34 @@ def test_every_recorded_star_name_is_given_by_the_star_import(module_name):
     importlib.import_module(module_name)
 
 
+def test_the_core_imports_no_alias_only_rlpyt_path():
+    """rlpyt's paths that only re-export names are edge modules: the core imports the names where they live."""
+    import ast
+    from pathlib import Path
+
+    from rlrun.compat import RLPYT_ALIAS_MODULES
+
+    root = Path(importlib.import_module("rlrun").__file__).parent
+    offenders = []
+    for path in root.rglob("*.py"):
+        rel = path.relative_to(root)
+        if rel.parts[0] == "compat":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module in RLPYT_ALIAS_MODULES:
+                offenders.append(f"{rel}: {node.module}")
+    assert not offenders
+    for name in RLPYT_ALIAS_MODULES:  # each still importable, and still nothing but re-exports
+        module = importlib.import_module(name)
+        tree = ast.parse(Path(module.__file__).read_text())
+        assert all(
+            isinstance(n, (ast.Import, ast.ImportFrom))
+            or (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
+            or (isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name) and n.targets[0].id == "__all__")
+            for n in tree.body
+        ), name
+
+
 def test_no_core_module_imports_the_compat_edge():
     """The core never imports rlrun.compat; only the package root attaches it."""
     import ast

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from rlrun.samplers.parallel.cpu.collectors import CpuResetCollector, CpuWaitResetCollector
+from rlrun.samplers.collectors import ResetCollector, WaitResetCollector
 from rlrun.samplers.parallel.gpu.collectors import GpuResetCollector, GpuWaitResetCollector
 
 __all__ = [
@@ -32,13 +32,13 @@ class DoubleBufferCollectorMixin:
     double_buffered: ClassVar[bool] = True
 
 
-class DbCpuResetCollector(CpuResetCollector):
+class DbCpuResetCollector(ResetCollector):
     """:class:`~rlrun.samplers.parallel.cpu.collectors.CpuResetCollector` into a double buffer."""
 
     double_buffered = True
 
 
-class DbCpuWaitResetCollector(CpuWaitResetCollector):
+class DbCpuWaitResetCollector(WaitResetCollector):
     """:class:`~rlrun.samplers.parallel.cpu.collectors.CpuWaitResetCollector` into a double buffer."""
 
     double_buffered = True

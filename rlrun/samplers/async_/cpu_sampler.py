@@ -7,8 +7,7 @@ from typing import Any
 
 from rlrun.samplers.async_.collectors import DbCpuResetCollector
 from rlrun.samplers.async_.parallel import AsyncParallelSamplerBase
-from rlrun.samplers.collectors import BaseCollector, BaseEvalCollector
-from rlrun.samplers.parallel.cpu.collectors import CpuEvalCollector
+from rlrun.samplers.collectors import BaseCollector, BaseEvalCollector, EvalCollector
 from rlrun.samplers.parallel.cpu.sampler import CpuSampler
 
 __all__ = ["AsyncCpuSampler"]
@@ -24,7 +23,7 @@ class AsyncCpuSampler(AsyncParallelSamplerBase):
         self,
         *args: Any,
         CollectorCls: type[BaseCollector] = DbCpuResetCollector,
-        eval_CollectorCls: type[BaseEvalCollector] = CpuEvalCollector,
+        eval_CollectorCls: type[BaseEvalCollector] = EvalCollector,
         **kwargs: Any,
     ) -> None:
         engine = CpuSampler(*args, CollectorCls=CollectorCls, eval_CollectorCls=eval_CollectorCls, **kwargs)

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from rlrun.envs.traj_info import TrajInfo
-from rlrun.samplers.collectors import BaseCollector, BaseEvalCollector
+from rlrun.samplers.collectors import BaseCollector, BaseEvalCollector, EvalCollector, ResetCollector
 from rlrun.samplers.parallel.base import ParallelSamplerBase
-from rlrun.samplers.parallel.cpu.collectors import CpuEvalCollector, CpuResetCollector
 
 __all__ = ["CpuSampler"]
 
@@ -25,8 +24,8 @@ class CpuSampler(ParallelSamplerBase):
     def __init__(
         self,
         *args: Any,
-        CollectorCls: type[BaseCollector] = CpuResetCollector,
-        eval_CollectorCls: type[BaseEvalCollector] = CpuEvalCollector,
+        CollectorCls: type[BaseCollector] = ResetCollector,
+        eval_CollectorCls: type[BaseEvalCollector] = EvalCollector,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, CollectorCls=CollectorCls, eval_CollectorCls=eval_CollectorCls, **kwargs)
