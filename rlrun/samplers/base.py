@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import numbers
 from collections.abc import Callable
 from typing import Any
 
@@ -63,6 +64,12 @@ class BaseSampler:
         eval_max_steps: int | None = None,
         eval_max_trajectories: int | None = None,
     ) -> None:
+        for name, value in (("batch_T", batch_T), ("batch_B", batch_B)):
+            unit = "time steps per env" if name == "batch_T" else "envs"
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral | float):
+                raise TypeError(f"{name} is a number of {unit}: give an int, not {type(value).__name__} {value!r}.")
+            if value != int(value):
+                raise ValueError(f"{name}={value!r} is not a whole number of {unit}; it would be cut to {int(value)}.")
         if int(batch_T) < 1 or int(batch_B) < 1:
             raise ValueError(f"batch_T and batch_B must be at least 1, got batch_T={batch_T}, batch_B={batch_B}.")
         if not callable(EnvCls):

@@ -23,9 +23,15 @@ from typing import Any, ClassVar
 import numpy as np
 
 from rlrun.envs.traj_info import BoundTrajInfoCls, TrajInfo
-from rlrun.envs.validation import check_observation
+from rlrun.envs.validation import EnvValidationError, check_observation
 from rlrun.samplers.action_sources import ActionSource, LocalActions
-from rlrun.samplers.step_checks import check_finite_batch, has_floating_fields, store_observation
+from rlrun.samplers.step_checks import (
+    check_finite_actions,
+    check_finite_batch,
+    has_floating_fields,
+    store_observation,
+    with_step_context,
+)
 from rlrun.utils.buffer import buffer_from_example
 from rlrun.utils.collections import namedarraytuple
 
@@ -155,19 +161,29 @@ class BaseCollector:
         self._last_itr = itr
         # Integer observations (Atari's uint8) cannot hold NaN: their check is skipped for the whole batch.
         finite_obs = observation if has_floating_fields(observation) else None
+        float_actions = has_floating_fields(action)  # continuous actions: checked before any env steps on them
         completed_infos: list[TrajInfo] = []
         env_infos: list[Any] = [None] * len(envs)
         for t in range(self.batch_T):
             env_buf.observation[t] = observation
             agent_info = source.act()
             where = f"step() at itr {itr}, t {t}"
+            if float_actions:
+                check_finite_actions(action, envs=envs, env_ranks=env_ranks, where=where)
             for b, env in enumerate(envs):
                 if need_reset[b]:  # waiting for the batch end: filler step
                     reward[b] = 0
                     done[b] = True
                     env_infos[b] = None
                     continue
-                o, r, d, env_info = self.step_env(b, observation[b], action[b], agent_info, traj_infos, completed_infos)
+                try:
+                    o, r, d, env_info = self.step_env(
+                        b, observation[b], action[b], agent_info, traj_infos, completed_infos
+                    )
+                except EnvValidationError as error:  # the env wrapper's own checks know no rank or step
+                    if error.env_rank is not None:
+                        raise
+                    raise with_step_context(error, env_ranks[b], where) from error
                 if d:
                     if mid_batch_reset:
                         o = env.reset()
@@ -370,6 +386,7 @@ class BaseEvalCollector:
         reward[:] = 0
         done[:] = False
         finite_obs = observation if has_floating_fields(observation) else None
+        float_actions = has_floating_fields(action)  # continuous actions: checked before any env steps on them
         active = quotas > 0
         stop_eval = getattr(self.sync, "stop_eval", None)  # set by a parallel sampler that shuts down
         for t in range(self.max_T):
@@ -377,10 +394,19 @@ class BaseEvalCollector:
                 break
             agent_info = source.act()
             where = f"evaluation step() at itr {itr}, t {t}"
+            if float_actions:
+                check_finite_actions(action, envs=envs, env_ranks=env_ranks, where=where)
             done[:] = False
             for b in np.flatnonzero(active).tolist():
                 env = envs[b]
-                o, r, d = self.step_env(b, observation[b], action[b], agent_info, traj_infos, quotas, active, completed)
+                try:
+                    o, r, d = self.step_env(
+                        b, observation[b], action[b], agent_info, traj_infos, quotas, active, completed
+                    )
+                except EnvValidationError as error:  # the env wrapper's own checks know no rank or step
+                    if error.env_rank is not None:
+                        raise
+                    raise with_step_context(error, env_ranks[b], where) from error
                 if d:
                     source.reset_one(b)
                     store_observation(

@@ -26,7 +26,14 @@ import numpy as np
 from rlrun.envs.validation import EnvValidationError, env_name
 from rlrun.utils.collections import is_namedtuple
 
-__all__ = ["store_observation", "check_finite_batch", "has_floating_fields"]
+__all__ = [
+    "store_observation",
+    "check_finite_batch",
+    "check_finite_actions",
+    "has_floating_fields",
+    "with_step_context",
+    "AgentOutputError",
+]
 
 # Above this many elements the finiteness probe sums instead of taking a dot product, which BLAS
 # may spread over threads that would compete with the sampler's own processes for cores.
@@ -206,6 +213,54 @@ def check_finite_batch(
                 f"is {value!r}, not a finite number",
                 _FIX_REWARD_FINITE,
             )
+
+
+class AgentOutputError(ValueError):
+    """The agent produced an action an env cannot take (NaN or infinite): the agent's fault, not the env's.
+    ``env_rank`` and ``where`` say which env's action and when."""
+
+    def __init__(self, message: str, *, env_rank: int, where: str) -> None:
+        super().__init__(message)
+        self.env_rank = env_rank
+        self.where = where
+
+    def __reduce__(self):  # keyword-only fields: pickled whole, so it crosses from a worker to the master
+        return _rebuild_agent_output_error, (str(self), self.env_rank, self.where)
+
+
+def _rebuild_agent_output_error(message: str, env_rank: int, where: str) -> AgentOutputError:
+    return AgentOutputError(message, env_rank=env_rank, where=where)
+
+
+def check_finite_actions(action: Any, *, envs: Sequence[Any], env_ranks: Sequence[int], where: str) -> None:
+    """Raise :class:`AgentOutputError` for the first env whose action (``[B, ...]``, array or namedarraytuple)
+    holds NaN or infinity, before any env steps on it. One vectorised probe per array per time step."""
+    if isinstance(action, np.ndarray):
+        if _probably_finite(action):
+            return
+        bad = _first_nonfinite_row(action)
+        if bad is not None:
+            raise AgentOutputError(
+                f"The agent's action for {env_name(envs[bad])} (env rank {env_ranks[bad]}) at {where} is "
+                f"{action[bad]!r}, not finite, so no env was stepped with it. The agent produced it: its model "
+                "diverged (a loss that grew without bound: lower the learning rate, clip gradients, check the "
+                "observation scaling) or its distribution was given a non-finite mean or std.",
+                env_rank=env_ranks[bad],
+                where=where,
+            )
+        return
+    if is_namedtuple(action):
+        for value in action:
+            if value is not None:
+                check_finite_actions(value, envs=envs, env_ranks=env_ranks, where=where)
+
+
+def with_step_context(error: EnvValidationError, env_rank: int, where: str) -> EnvValidationError:
+    """``error`` (raised by an env wrapper's own check: an action outside the space, a reward that is no
+    number) with the env rank and the step named, as the collectors' own checks name them."""
+    return EnvValidationError(
+        f"{error} [env rank {env_rank}, {where}]", env_rank=env_rank, field=error.field, where=where
+    )
 
 
 def _check_observation(observation, field, envs, env_ranks, where, reset_mask) -> None:
