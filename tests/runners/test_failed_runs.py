@@ -69,6 +69,15 @@ def test_run_failing_at_startup_leaves_no_run_folder_and_the_next_run_takes_its_
     assert run_dir == str(tmp_path / "exp" / "run_0")
 
 
+def test_run_failing_at_startup_under_data_local_leaves_no_empty_date_time_and_name_folders(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data" / "local").mkdir(parents=True)  # an earlier run's: kept
+    with pytest.raises(EnvValidationError):
+        with logger_context("exp", 0, "a2c"):  # ./data/local/<date>/<time>/exp/run_0
+            _runner(_WrongShapeEnv, {}).train()
+    assert os.listdir(tmp_path / "data" / "local") == []
+
+
 def test_run_failing_after_startup_keeps_its_folder_with_a_failed_file(tmp_path):
     with pytest.raises(RuntimeError, match="loss exploded"):
         with logger_context(str(tmp_path), 0, "a2c", override_prefix=True) as run_dir:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from rlrun.utils.launching.main_guard import refuse_while_bootstrapping
 from rlrun.utils.logging import logger
 from rlrun.utils.logging.tracking import WANDB_EXTRA, WandbTracker
 
@@ -164,6 +165,8 @@ def logger_context(
     A stop by a signal (``TrainingInterrupted``, ``KeyboardInterrupt``) is no failure: the run can
     resume. A resumed run removes the ``FAILED`` file of the attempt before it.
     """
+    # A spawn or forkserver worker re-importing a script without the main guard: stop before it makes a folder.
+    refuse_while_bootstrapping("logger_context()")
     if snapshot_mode not in logger.SNAPSHOT_MODES:
         raise ValueError(f"Unknown snapshot_mode {snapshot_mode!r}; use one of {list(logger.SNAPSHOT_MODES)}.")
     if _launcher_rank() > 0:
@@ -191,11 +194,13 @@ def logger_context(
         logger.set_snapshot_mode(snapshot_mode)
         if resume:
             made = False  # never removed: it may hold an earlier attempt
+            made_parents = []
             os.makedirs(wanted_dir, exist_ok=True)
             run_dir = wanted_dir
             with contextlib.suppress(FileNotFoundError):
                 os.remove(os.path.join(run_dir, FAILED_FILE))
         else:
+            made_parents = _missing_parents(wanted_dir)  # <date>/<time>/<log_dir>: removed too if the run never starts
             run_dir, made = _claim_run_dir(wanted_dir)
         logger.set_snapshot_dir(run_dir)
         logger.add_text_output(os.path.join(run_dir, "debug.log"))
@@ -220,7 +225,7 @@ def logger_context(
             logger.log(f"The run did not start ({type(error).__name__}); {run_dir} is left as it was.", console=False)
             raise
         except Exception as error:
-            _record_failure(run_dir, error, remove=made)
+            _record_failure(run_dir, error, remove=made, made_parents=made_parents)
             raise
     finally:
         library_log.removeHandler(handler)
@@ -233,14 +238,28 @@ class RunNotStartedError(Exception):
     :func:`logger_context` writes no ``FAILED`` file and removes nothing for it."""
 
 
-def _record_failure(run_dir: str, error: BaseException, remove: bool) -> None:
+def _missing_parents(path: str) -> list[str]:
+    """The ancestors of ``path`` that do not exist yet, nearest first."""
+    missing = []
+    parent = os.path.dirname(os.path.abspath(path))
+    while parent and not os.path.isdir(parent):
+        missing.append(parent)
+        parent = os.path.dirname(parent)
+    return missing
+
+
+def _record_failure(run_dir: str, error: BaseException, remove: bool, made_parents: list[str]) -> None:
     """Remove the folder of a run that failed before it started (``remove``: the context made it), when
-    it holds only the context's files; else write ``FAILED`` with the traceback into it."""
+    it holds only the context's files, with the parents the context made for it once they are empty;
+    else write ``FAILED`` with the traceback into it."""
     contents = set(os.listdir(run_dir))
     only_ours = all(name in RUN_FILES or name.startswith("events.out.tfevents") for name in contents)
     if remove and only_ours and not logger.run_started():
         logger.close_outputs()
         shutil.rmtree(run_dir, ignore_errors=True)
+        for parent in made_parents:  # nearest first; one another run has used since is not empty
+            with contextlib.suppress(OSError):
+                os.rmdir(parent)
         logger.log(f"The run failed before it started ({type(error).__name__}); its folder {run_dir} is removed.")
         return
     text = "".join(traceback.format_exception(type(error), error, error.__traceback__))

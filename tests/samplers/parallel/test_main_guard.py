@@ -28,6 +28,7 @@ SCRIPT = textwrap.dedent(
     sampler = CpuSampler(make, dict(id="CartPole-v1"), batch_T=4, batch_B=1, start_method="{start_method}")
     runner = MinibatchRl(algo=A2C(), agent=CategoricalPgAgent(), sampler=sampler, n_steps=16,
                          log_interval_steps=8, seed=0, affinity=dict(workers_cpus=[0]))
+    from rlrun.utils.logging.context import logger_context
     {body}
     print("SCRIPT DONE", flush=True)
     """
@@ -35,7 +36,8 @@ SCRIPT = textwrap.dedent(
 
 
 def _run(tmp_path: Path, start_method: str, guarded: bool) -> subprocess.CompletedProcess:
-    body = 'if __name__ == "__main__":\n        runner.train()' if guarded else "runner.train()"
+    train = 'with logger_context("runs", 0, "guard", override_prefix=True):\n        {}runner.train()'
+    body = 'if __name__ == "__main__":\n        ' + train.format("    ") if guarded else train.format("")
     script = tmp_path / ("guarded.py" if guarded else "unguarded.py")
     script.write_text(SCRIPT.format(start_method=start_method, body=body))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
@@ -66,6 +68,9 @@ def test_unguarded_script_under_spawn_fails_with_an_error_naming_the_missing_gua
     # The worker said the same on its own stderr, and no second run started inside it.
     assert "while a spawn or forkserver worker was importing the main script" in done.stderr
     assert "SCRIPT DONE" not in done.stdout
+    # No folder at all: the worker stopped at its logger_context before making one of its own, and the
+    # parent's run, which failed before it started, took its folder and the parents it made with it.
+    assert not (tmp_path / "runs").exists()
 
 
 @pytest.mark.slow
