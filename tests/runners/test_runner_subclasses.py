@@ -126,3 +126,16 @@ def test_minibatch_rl_takes_the_components_as_keywords_as_in_rlpyt():
         MinibatchRl(A2C(), CategoricalPgAgent(), cartpole_sampler(), 64)
     with pytest.raises(ValueError, match="log_traj_window"):
         MinibatchRl(0, algo=A2C(), agent=CategoricalPgAgent(), sampler=cartpole_sampler(), n_steps=64)
+
+
+def test_a_run_says_its_speed_and_how_long_it_will_take_once_the_first_batches_are_timed(tmp_path, capsys):
+    """A long run says early that it is long: the speed line comes after speed_report_after_s of training."""
+    sampler = SerialSampler(EnvCls=make, env_kwargs=dict(id="CartPole-v1"), batch_T=5, batch_B=2)
+    runner = MinibatchRl(
+        algo=A2C(), agent=CategoricalPgAgent(), sampler=sampler, n_steps=400, log_interval_steps=10**6, seed=0
+    )
+    runner.speed_report_after_s = 0.0  # at once, instead of after 10 s
+    with logger_context(str(tmp_path), 0, "speed", override_prefix=True):
+        runner.train()
+    out = capsys.readouterr().out
+    assert "Speed: " in out and "steps/s over the first 10 steps; the 400 steps of this run take about" in out
