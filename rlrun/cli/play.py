@@ -50,7 +50,7 @@ def main(args: argparse.Namespace, write: Callable[[str], Any] = print) -> int:
         print("rlrun play: give --render (a window) or --video (a file), not both.", file=sys.stderr)
         return 2
     try:
-        run_args, env_choice, config = resolved_run(args.run)
+        run_args, env_choice, config = resolved_run(args.run, purpose="play")
         snapshot = load_snapshot(args.run)
         built = copy.deepcopy(config)
         built["sampler"]["eval_n_envs"] = 0  # one env is built here; the sampler never starts

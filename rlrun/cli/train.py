@@ -118,8 +118,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 _RESUME_OPTIONS = ("resume", "steps", "progress_bar", "torch_threads")
 
 
-def stored_args(run_dir: str) -> argparse.Namespace:
-    """The options of the ``rlrun train`` command that made ``run_dir``, from its ``params.json``."""
+def stored_args(run_dir: str, purpose: str = "resume") -> argparse.Namespace:
+    """The options of the ``rlrun train`` command that made ``run_dir``, from its ``params.json``;
+    ``purpose`` ("resume" or "play") picks the advice for a folder that no ``rlrun train`` made."""
     path = os.path.join(run_dir, "params.json")
     if not os.path.isfile(path):
         raise ConfigError(f"{run_dir}: no params.json there; give the run folder that `rlrun train` printed.")
@@ -127,17 +128,24 @@ def stored_args(run_dir: str) -> argparse.Namespace:
         params = json.load(f)
     stored = params.get("command", {}).get("args")
     if not isinstance(stored, dict):
+        advice = (
+            "continue it by running its script again with resume (the bundled examples take --resume; a script "
+            "passes resume=True to logger_context and the runner: docs/checkpoints.md); `rlrun info "
+            f"{run_dir}` shows the command line that started it"
+            if purpose == "resume"
+            else "rlrun play rebuilds the runs of `rlrun train` only; load this run's params.pkl into its agent "
+            "as docs/checkpoints.md shows (Running a trained agent from its snapshot)"
+        )
         raise ConfigError(
             f"{run_dir}: its params.json does not hold the options of an `rlrun train` command (the run was "
-            "started by a script or by an older rlrun); resume it from its script with resume=True "
-            "(docs/checkpoints.md), and load its agent as docs/checkpoints.md shows."
+            f"started by a script or by an older rlrun): {advice}."
         )
     return argparse.Namespace(**{**vars(build_defaults()), **stored})
 
 
-def resolved_run(run_dir: str) -> tuple[argparse.Namespace, EnvChoice, dict[str, Any]]:
+def resolved_run(run_dir: str, purpose: str = "resume") -> tuple[argparse.Namespace, EnvChoice, dict[str, Any]]:
     """``(options, env, config)`` of the ``rlrun train`` run in ``run_dir``, as its command resolved them."""
-    args = stored_args(run_dir)
+    args = stored_args(run_dir, purpose)
     env, _, config = resolve_config(args)
     return args, env, config
 

@@ -36,6 +36,7 @@ def test_play_of_a_folder_not_made_by_rlrun_train_exits_2_naming_the_recipe(tmp_
     assert main(["play", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "started by a script" in err and "docs/checkpoints.md" in err
+    assert "rlrun play rebuilds the runs of `rlrun train` only" in err and "resume" not in err
 
 
 def test_play_records_a_video_headless_with_one_frame_per_step(tmp_path, capsys):

@@ -80,7 +80,8 @@ def test_resume_of_a_folder_without_an_rlrun_train_command_exits_2(tmp_path, cap
     assert "no params.json there" in capsys.readouterr().err
     (run_dir / "params.json").write_text('{"name": "script"}')
     assert main(["train", "--resume", str(run_dir)]) == 2
-    assert "started by a script" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "started by a script" in err and "the bundled examples take --resume" in err and "rlrun info" in err
 
 
 def test_train_without_algo_or_env_exits_2_naming_resume(capsys):
