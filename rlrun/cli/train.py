@@ -99,6 +99,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(--steps may raise the total; other options are taken from the first command)",
     )  # fmt: skip
     parser.add_argument(
+        "--video-every", type=_positive, default=None, metavar="LOG_ROWS",
+        help="every LOG_ROWS log rows, record one evaluation episode to RUN_DIR/videos/itr_<itr>.mp4 (and to W&B "
+        "with --wandb); the video extra",
+    )  # fmt: skip
+    parser.add_argument(
         "--tensorboard", action="store_true",
         help="also write TensorBoard event files into the run folder (the tensorboard extra); view them with "
         "`tensorboard --logdir RUN_DIR`",
@@ -267,6 +272,8 @@ def main(args: argparse.Namespace, write: Callable[[str], Any] = print) -> int:
             built["runner"]["checkpoint"] = False
         built["runner"]["resume"] = args.resume is not None
         built["runner"]["progress_bar"] = args.progress_bar
+        if args.video_every is not None:
+            built["runner"]["video_every"] = args.video_every
         runner = build_runner(
             args.algo, env, built, args.sampler, recurrent, args.workers, args.cuda_idx, seed, args.torch_threads
         )

@@ -34,8 +34,9 @@ class SamplerContract(Protocol):
     TrajInfoCls: Any
     n_worker: int
     eval_n_envs: int
-    EnvCls: Callable[..., Any]  # for the run record
+    EnvCls: Callable[..., Any]  # for the run record and the videos
     env_kwargs: dict[str, Any]
+    eval_env_kwargs: dict[str, Any]
 
     @property
     def batch_spec(self) -> BatchSpec: ...
@@ -118,6 +119,11 @@ class AgentContract(Protocol):
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None: ...
 
     def sync_shared_memory(self) -> None: ...
+
+    # Kept aside while the runner plays an episode of its own (videos).
+    def get_step_state(self) -> dict[str, Any]: ...
+
+    def set_step_state(self, state: Mapping[str, Any]) -> None: ...
 
 
 if TYPE_CHECKING:  # The type checker proves the base classes meet the contracts.

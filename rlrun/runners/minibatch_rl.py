@@ -42,6 +42,8 @@ class MinibatchRl(MinibatchRlBase):
         checkpoint: CheckpointPolicy | bool | None = None,
         resume: bool | str | os.PathLike[str] = False,
         progress_bar: bool | None = None,
+        video_every: int | None = None,
+        video_max_steps: int = 1000,
     ) -> None:
         if isinstance(log_traj_window, bool) or not isinstance(log_traj_window, int) or log_traj_window < 1:
             raise ValueError(
@@ -60,6 +62,8 @@ class MinibatchRl(MinibatchRlBase):
             checkpoint=checkpoint,
             resume=resume,
             progress_bar=progress_bar,
+            video_every=video_every,
+            video_max_steps=video_max_steps,
         )
 
     def on_log_interval(self, itr: int) -> None:

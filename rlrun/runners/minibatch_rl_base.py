@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from rlrun.runners.base import BaseRunner
@@ -21,6 +22,7 @@ from rlrun.runners.diagnostics import Diagnostics, traj_info_keys
 from rlrun.runners.interrupt import StopSignals, TrainingInterrupted, interrupted_error
 from rlrun.runners.master_affinity import apply_master_affinity, check_affinity, fit_master_threads_to_workers
 from rlrun.runners.run_record import RunRecord, qualified_name, resume_advice, write_run_record
+from rlrun.runners.videos import record_eval_video
 from rlrun.utils.logging import logger
 from rlrun.utils.logging.progress import progress_bar_wanted
 from rlrun.utils.seed import make_seed, set_seed
@@ -77,6 +79,8 @@ class MinibatchRlBase(BaseRunner):
         checkpoint: CheckpointPolicy | bool | None = None,
         resume: bool | str | os.PathLike[str] = False,
         progress_bar: bool | None = None,
+        video_every: int | None = None,
+        video_max_steps: int = 1000,
     ) -> None:
         name = type(self).__name__
         for key, value, what in (
@@ -112,6 +116,13 @@ class MinibatchRlBase(BaseRunner):
         self._start_itr = 0  # after a resume: the iteration after the checkpoint's
         self.resumed_from: CheckpointInfo | None = None
         self.progress_bar = progress_bar
+        if video_every is not None and (
+            isinstance(video_every, bool) or int(video_every) != video_every or video_every < 1
+        ):
+            raise ValueError(f"{name}: video_every is a number of log rows (>= 1) between videos, got {video_every!r}.")
+        self.video_every = video_every
+        self.video_max_steps = int(video_max_steps)
+        self._log_rows = 0
         # The parts; startup() builds the real ones.
         self.diagnostics = Diagnostics()
         self.checkpointer = Checkpointer(None)
@@ -142,6 +153,9 @@ class MinibatchRlBase(BaseRunner):
                         console.iteration_done(itr, log_due, self.diagnostics.latest_return)
                         if log_due:
                             self.on_log_interval(itr)
+                            self._log_rows += 1
+                            if self.video_every and self._log_rows % self.video_every == 0:
+                                self.record_video(itr)
                         if self.checkpointer.due(itr, self.log_interval_itrs, n_itr - 1):
                             self.save_checkpoint(itr)
                     self._stop_if_requested(stop, itr)
@@ -183,6 +197,20 @@ class MinibatchRlBase(BaseRunner):
     def on_log_interval(self, itr: int) -> None:
         """Called after iteration ``itr`` when diagnostics are due."""
         raise NotImplementedError
+
+    def record_video(self, itr: int) -> Path | None:
+        """Record one evaluation episode of the agent at ``itr`` into ``<run folder>/videos`` and give it to
+        the trackers (W&B); see :mod:`rlrun.runners.videos`. None without a run folder or on ranks but 0."""
+        run_dir = self.checkpointer.run_dir
+        if run_dir is None or self.rank != 0:
+            return None
+        path, frames, episode_return = record_eval_video(
+            self.agent, self.sampler, itr, run_dir / "videos", max_steps=self.video_max_steps
+        )
+        logger.log(f"Video of iteration {itr}: {path} ({frames} frames, return {episode_return:g}).", console=False)
+        for tracker in logger.get_trackers():
+            tracker.log_video(str(path), itr)
+        return path
 
     # ---- the console ----
 

@@ -101,3 +101,17 @@ def test_rlrun_train_wandb_tracks_the_progress_columns_and_a_resume_continues_th
     assert open(os.path.join(run_dir, "wandb_run_id.txt")).read().strip() == first_id
     steps = [r["Diagnostics/CumSteps"] for r in history(wandb_records(run_dir))]
     assert steps[-1] == 96 and len(glob.glob(os.path.join(run_dir, "wandb", "offline-run-*"))) == 2
+
+
+def test_rlrun_train_video_every_sends_the_evaluation_videos_to_wandb(tmp_path, capsys):
+    pytest.importorskip("imageio_ffmpeg")
+    pytest.importorskip("pygame")
+    argv = ["train", "--algo", "a2c", "--env", "CartPole-v1", "--n-envs", "2", "--batch-T", "8", "--steps", "48",
+            "--log-interval", "16", "--eval-envs", "0", "--seed", "0", "--log-dir", str(tmp_path), "--wandb",
+            "--video-every", "2"]  # fmt: skip
+    assert main(argv) == 0
+    run_dir = str(tmp_path / "run_0")
+    assert sorted(os.listdir(os.path.join(run_dir, "videos"))) == ["itr_1.mp4"]
+    rows = history(wandb_records(run_dir))
+    videos = [(r["_step"], r["video/_type"], r["video/path"]) for r in rows if "video/_type" in r]
+    assert len(videos) == 1 and videos[0][:2] == (1, "video-file") and videos[0][2].endswith(".mp4")

@@ -1,0 +1,75 @@
+"""Videos while training: every ``video_every`` log rows one evaluation episode is recorded into the run
+folder, the agent's sampling state is left as it was, and a tracker (W&B, offline) gets each file."""
+
+from __future__ import annotations
+
+import os
+
+import imageio.v2 as imageio
+import pytest
+import torch
+
+from rlrun.agents.pg.categorical import CategoricalPgAgent
+from rlrun.algos.pg.a2c import A2C
+from rlrun.envs.gym import make
+from rlrun.runners.minibatch_rl import MinibatchRl
+from rlrun.samplers.serial.sampler import SerialSampler
+from rlrun.utils.logging import logger
+from rlrun.utils.logging.context import logger_context
+
+pytest.importorskip("imageio_ffmpeg")
+pytest.importorskip("pygame")
+pytestmark = pytest.mark.timeout(120)
+
+
+class RecordingTracker:
+    def __init__(self) -> None:
+        self.videos: list[tuple[str, int]] = []
+
+    def log_row(self, row, step) -> None:
+        pass
+
+    def log_video(self, path, step, key="video") -> None:
+        self.videos.append((path, step))
+
+    def close(self) -> None:
+        pass
+
+
+def _runner(**kwargs) -> MinibatchRl:
+    sampler = SerialSampler(EnvCls=make, env_kwargs=dict(id="CartPole-v1"), batch_T=8, batch_B=2)
+    return MinibatchRl(
+        algo=A2C(), agent=CategoricalPgAgent(), sampler=sampler, n_steps=96, log_interval_steps=16, seed=0, **kwargs
+    )
+
+
+def test_every_second_log_row_records_an_episode_into_the_run_folder(tmp_path):
+    tracker = RecordingTracker()
+    with logger_context(str(tmp_path), 0, "videos", override_prefix=True) as run_dir:
+        logger.set_console_output(False)
+        logger.add_tracker(tracker)
+        _runner(video_every=2, video_max_steps=30).train()
+    videos = sorted(os.listdir(os.path.join(run_dir, "videos")))
+    assert videos == ["itr_1.mp4", "itr_3.mp4", "itr_5.mp4"]  # a row per iteration of 16 steps: rows 2, 4, 6
+    reader = imageio.get_reader(os.path.join(run_dir, "videos", "itr_3.mp4"))
+    assert 2 <= reader.count_frames() <= 31 + 1  # at most 30 steps, a frame per step and per reset
+    reader.close()
+    assert [step for _, step in tracker.videos] == [1, 3, 5]
+
+
+def test_a_video_leaves_the_samples_as_a_run_without_videos_gives_them(tmp_path):
+    """The episode runs on an env of its own with the sampling state kept aside: training is unchanged."""
+    params = []
+    for video_every in (None, 1):
+        torch.manual_seed(0)
+        with logger_context(str(tmp_path / str(video_every)), 0, "same", override_prefix=True):
+            logger.set_console_output(False)
+            runner = _runner(video_every=video_every, video_max_steps=5)
+            runner.train()
+        params.append(torch.cat([p.detach().flatten() for p in runner.agent.parameters()]))
+    assert torch.equal(params[0], params[1])
+
+
+def test_video_every_must_be_a_positive_number_of_log_rows():
+    with pytest.raises(ValueError, match="video_every is a number of log rows"):
+        _runner(video_every=0)
