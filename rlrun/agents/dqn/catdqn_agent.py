@@ -8,7 +8,7 @@ import torch
 
 from rlrun.agents.base import AgentStep
 from rlrun.agents.dqn.dqn_agent import DqnAgent
-from rlrun.agents.env_spaces import discrete_action_size
+from rlrun.agents.env_spaces import EnvSpacesLike, discrete_action_size
 from rlrun.distributions.epsilon_greedy import CategoricalEpsilonGreedy
 from rlrun.models.dqn.catdqn_mlp import CatDqnMlpModel
 from rlrun.utils.collections import namedarraytuple
@@ -49,7 +49,11 @@ class CatDqnAgent(DqnAgent):
         self.V_max: float = 10.0
 
     def initialize(
-        self, env_spaces: Any, share_memory: bool = False, global_B: int = 1, env_ranks: list[int] | None = None
+        self,
+        env_spaces: EnvSpacesLike,
+        share_memory: bool = False,
+        global_B: int = 1,
+        env_ranks: list[int] | None = None,
     ) -> None:
         """Build the model and target as :class:`DqnAgent` does, exploring over the expected Q."""
         super().initialize(env_spaces, share_memory, global_B=global_B, env_ranks=env_ranks)

@@ -12,7 +12,7 @@ import torch
 
 from rlrun.agents.base import AgentStep, BaseAgent
 from rlrun.agents.dqn.epsilon_greedy import linear_epsilon, log_spaced_epsilons
-from rlrun.agents.env_spaces import array_observation_shape, discrete_action_size
+from rlrun.agents.env_spaces import EnvSpacesLike, array_observation_shape, discrete_action_size
 from rlrun.distributions.epsilon_greedy import EpsilonGreedy
 from rlrun.models.dqn.mlp import DqnMlpModel
 from rlrun.models.utils import reads_prev_action, strip_ddp_state_dict, update_state_dict
@@ -77,7 +77,11 @@ class DqnAgent(BaseAgent):
     # --- building --------------------------------------------------------------------------------
 
     def initialize(
-        self, env_spaces: Any, share_memory: bool = False, global_B: int = 1, env_ranks: list[int] | None = None
+        self,
+        env_spaces: EnvSpacesLike,
+        share_memory: bool = False,
+        global_B: int = 1,
+        env_ranks: list[int] | None = None,
     ) -> None:
         """Build the model and its target copy; with ``env_ranks``, this agent's per-env epsilons."""
         n_actions = discrete_action_size(self, env_spaces.action)
@@ -88,7 +92,7 @@ class DqnAgent(BaseAgent):
         if env_ranks is not None:
             self.make_vec_eps(global_B, env_ranks)
 
-    def make_env_to_model_kwargs(self, env_spaces: Any) -> dict[str, Any]:
+    def make_env_to_model_kwargs(self, env_spaces: EnvSpacesLike) -> dict[str, Any]:
         if self.ModelCls is not None:
             return {}
         return dict(

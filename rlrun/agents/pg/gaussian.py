@@ -7,7 +7,7 @@ from typing import Any
 import torch
 
 from rlrun.agents.base import AgentStep, BaseAgent, RecurrentAgentMixin
-from rlrun.agents.env_spaces import array_observation_shape, continuous_action_size
+from rlrun.agents.env_spaces import EnvSpacesLike, array_observation_shape, continuous_action_size
 from rlrun.agents.pg.base import AgentInfo, AgentInfoRnn, rnn_state_to_storage
 from rlrun.distributions.gaussian import DistInfoStd, Gaussian
 from rlrun.models.pg.mujoco_ff_model import MujocoFfModel
@@ -25,13 +25,17 @@ class _GaussianPolicy(BaseAgent):
     """What the Gaussian agents share: the distribution, model sizes from the env, how actions are drawn."""
 
     def initialize(
-        self, env_spaces: Any, share_memory: bool = False, global_B: int = 1, env_ranks: list[int] | None = None
+        self,
+        env_spaces: EnvSpacesLike,
+        share_memory: bool = False,
+        global_B: int = 1,
+        env_ranks: list[int] | None = None,
     ) -> None:
         action_size = continuous_action_size(self, env_spaces.action)
         super().initialize(env_spaces, share_memory, global_B=global_B, env_ranks=env_ranks)
         self.distribution = Gaussian(dim=action_size)
 
-    def make_env_to_model_kwargs(self, env_spaces: Any) -> dict[str, Any]:
+    def make_env_to_model_kwargs(self, env_spaces: EnvSpacesLike) -> dict[str, Any]:
         if self.ModelCls is not None:
             return {}
         return dict(
