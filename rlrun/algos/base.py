@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import torch
 
@@ -13,13 +13,15 @@ from rlrun.utils.data_model import SamplesBatch
 if TYPE_CHECKING:  # samplers sit beside algos in the layers; the type alone is needed here
     from rlrun.samplers.collections import BatchSpec
 
-__all__ = ["RlAlgorithm", "OptInfoTuple"]
+__all__ = ["RlAlgorithm", "OptInfoTuple", "AgentT"]
 
 # ``opt_info``: a namedtuple (fields :attr:`RlAlgorithm.opt_info_fields`) of per-gradient-step floats.
 OptInfoTuple = tuple[list[float], ...]
 
+AgentT = TypeVar("AgentT", bound=BaseAgent)
 
-class RlAlgorithm:
+
+class RlAlgorithm(Generic[AgentT]):
     """Owns the optimiser and the update rule; the runner owns the loop.
 
     The runner calls :meth:`initialize` once after the sampler and agent are built, then per
@@ -47,13 +49,14 @@ class RlAlgorithm:
     min_itr_learn: int = 0
     batch_size: int | None = None
     update_counter: int = 0
+    agent: AgentT  # set in initialize
     optimizer: torch.optim.Optimizer
     # A ReplayBufferCls instance or the factory's replay, set in initialize by algorithms that train from one.
     replay_buffer: Any = None
 
     def initialize(
         self,
-        agent: BaseAgent,
+        agent: AgentT,
         n_itr: int,
         batch_spec: BatchSpec,
         mid_batch_reset: bool = False,
@@ -68,7 +71,7 @@ class RlAlgorithm:
 
     def async_initialize(
         self,
-        agent: BaseAgent,
+        agent: AgentT,
         sampler_n_itr: int,
         batch_spec: BatchSpec,
         mid_batch_reset: bool,

@@ -11,17 +11,22 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
+from rlrun.agents.base import BaseAgent
 from rlrun.agents.dqn.r2d1_agent import R2d1AgentBase
 from rlrun.algos.dqn.dqn import DQN, SamplesToBuffer, SamplesToBufferTl, is_frame_stack
 from rlrun.replays.factory import Prioritized, Sequences, make_replay_buffer
 from rlrun.utils.buffer import buffer_func, buffer_method, buffer_to
-from rlrun.utils.collections import namedarraytuple, namedtuple
+from rlrun.utils.collections import NamedArrayTuple, namedarraytuple, namedtuple
+from rlrun.utils.data_model import SamplesBatch
 from rlrun.utils.returns import discount_return_n_step, valid_from_done
 from rlrun.utils.tensor import select_at_indexes, valid_mean
+
+if TYPE_CHECKING:  # samplers sit beside algos in the layers; only the type is needed
+    from rlrun.samplers.collections import BatchSpec
 
 __all__ = [
     "R2D1",
@@ -119,6 +124,8 @@ class R2D1(DQN):
     replay is a frame replay for stacked image frames; ``ReplayBufferCls`` replaces the choice.
     """
 
+    agent: R2d1AgentBase  # the agent methods this algorithm calls
+
     opt_info_fields = OptInfo._fields
     OptInfoCls: Any = OptInfo
 
@@ -199,7 +206,7 @@ class R2D1(DQN):
         self.input_priority_shift = input_priority_shift
         self.value_scale_eps = value_scale_eps
 
-    def check_agent(self, agent: Any) -> None:
+    def check_agent(self, agent: BaseAgent) -> None:
         if not getattr(agent, "recurrent", False):
             raise TypeError(
                 f"R2D1 trains recurrent agents (R2d1Agent, AtariR2d1Agent); got {type(agent).__name__}. Use DQN for "
@@ -208,7 +215,7 @@ class R2D1(DQN):
 
     # --- replay -----------------------------------------------------------------------------------
 
-    def initialize_replay_buffer(self, examples: Any, batch_spec: Any, async_: bool = False) -> None:
+    def initialize_replay_buffer(self, examples: dict[str, Any], batch_spec: BatchSpec, async_: bool = False) -> None:
         """A sequence replay of ``warmup_T + batch_T``-step sequences, storing the agent's state every
         ``store_rnn_state_interval`` steps; frame-based for stacked image frames, prioritized with
         ``prioritized_replay``, or ``ReplayBufferCls``."""
@@ -279,7 +286,7 @@ class R2D1(DQN):
         Cls = SamplesToBufferTlRnn if "timeout" in rows._fields else SamplesToBufferRnn
         return Cls(*rows, prev_rnn_state=prev_rnn_state)
 
-    def samples_to_buffer(self, samples: Any) -> Any:
+    def samples_to_buffer(self, samples: SamplesBatch) -> NamedArrayTuple:
         """The replay's rows, with the agent's recorded states, and the input priorities if used."""
         rows = super().samples_to_buffer(samples)
         if self.store_rnn_state_interval > 0:
@@ -288,7 +295,7 @@ class R2D1(DQN):
             rows = PrioritiesSamplesToBuffer(priorities=self.compute_input_priorities(samples), samples=rows)
         return rows
 
-    def compute_input_priorities(self, samples: Any) -> Any:
+    def compute_input_priorities(self, samples: SamplesBatch) -> torch.Tensor:
         """A priority per env for the sequence these samples end, from the Q-values the online network
         gave while sampling: n-step TD errors of the steps whose window and bootstrap state lie in the
         batch (through the value rescaling), combined as ``pri_eta * max + (1 - pri_eta) * mean``.
@@ -321,7 +328,7 @@ class R2D1(DQN):
         """A training batch from the replay: ``batch_B`` sequences."""
         return self.replay_buffer.sample_batch(self.batch_B)
 
-    def loss_and_priorities(self, samples: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def loss_and_priorities(self, samples: NamedArrayTuple) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         return self.loss(samples)
 
     def train_step(self, opt_info: Any) -> torch.Tensor:
@@ -330,7 +337,7 @@ class R2D1(DQN):
         opt_info.priority.extend(priorities.tolist())
         return priorities
 
-    def loss(self, samples: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:  # type: ignore[override]
+    def loss(self, samples: NamedArrayTuple) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:  # type: ignore[override]
         """Loss over a batch of sequences ``[warmup_T + batch_T (+ n), batch_B]``; returns ``(loss, |TD
         error| [batch_T, batch_B] (0 where not trained), new priorities [batch_B])``."""
         wT, bT, n = self.warmup_T, self.batch_T, self.n_step_return
