@@ -23,7 +23,7 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 import numpy as np
 import torch
@@ -37,11 +37,23 @@ from rlrun.utils.random_streams import EnvStreams
 from rlrun.utils.shared_memory import np_mp_array
 from rlrun.utils.synchronize import DEFAULT_LOCK_TIMEOUT_S, RWLock
 
-__all__ = ["AgentInputs", "AgentStep", "AgentInputsRnn", "BaseAgent", "RecurrentAgentMixin", "resolve_device"]
+__all__ = [
+    "SpaceTensor",
+    "AgentInputs",
+    "AgentStep",
+    "AgentInputsRnn",
+    "BaseAgent",
+    "RecurrentAgentMixin",
+    "resolve_device",
+]
 
 _log = logging.getLogger(__name__)
 
 _Buffer = TypeVar("_Buffer")
+
+# A value of a space as agents take it: a tensor, or a namedarraytuple of tensors for a composite (dict
+# or tuple) space. Observations and actions are such values.
+SpaceTensor: TypeAlias = "torch.Tensor | NamedArrayTuple"
 
 # Key words that keep sampling and evaluation streams apart even where env ranks coincide.
 _SAMPLE_DOMAIN, _EVAL_DOMAIN = 0, 1
@@ -226,12 +238,12 @@ class BaseAgent:
 
     # --- calls -----------------------------------------------------------------------------------
 
-    def __call__(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> Any:
+    def __call__(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> Any:
         """Forward pass on training data ``[T, B, ...]`` with grad; outputs on the CPU."""
         raise NotImplementedError
 
     @torch.no_grad()
-    def step(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> NamedArrayTuple:
+    def step(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> NamedArrayTuple:
         """Actions and agent_info for one step of ``B`` envs (CPU tensors in and out, no grad)."""
         raise NotImplementedError
 

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from rlrun.utils.buffer import buffer_from_example, numpify_buffer
+from rlrun.utils.collections import NamedArrayTuple
 
 __all__ = ["RnnStateStore"]
 
@@ -20,7 +21,7 @@ class RnnStateStore:
     ``interval``; sequences can then start only at those rows. ``T`` must be a multiple of ``interval``.
     """
 
-    def __init__(self, example: Any, T: int, B: int, interval: int, share_memory: bool = False) -> None:
+    def __init__(self, example: NamedArrayTuple, T: int, B: int, interval: int, share_memory: bool = False) -> None:
         if interval < 1 or T % interval:
             raise ValueError(f"The replay's T={T} must be a multiple of the RNN state interval {interval}.")
         self.interval = interval

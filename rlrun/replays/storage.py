@@ -18,6 +18,7 @@ import psutil
 
 from rlrun.replays.state import copy_into
 from rlrun.utils.buffer import buffer_from_example, build_array, get_leading_dims, numpify_buffer
+from rlrun.utils.collections import NamedArrayTuple
 from rlrun.utils.returns import discount_return_n_step, discount_return_n_step_tl
 
 __all__ = ["NStepReturnStorage"]
@@ -49,7 +50,7 @@ class NStepReturnStorage:
 
     def __init__(
         self,
-        example: Any,
+        example: NamedArrayTuple,
         size: int,
         B: int,
         discount: float = 1,
@@ -120,15 +121,15 @@ class NStepReturnStorage:
 
     # --- what is stored per step (subclasses that store observations differently override these) ---
 
-    def _off_forward(self, example: Any) -> int:
+    def _off_forward(self, example: NamedArrayTuple) -> int:
         """Rows from the cursor on that are invalid once the ring wrapped."""
         return 1
 
-    def _stored_example(self, example: Any) -> Any:
+    def _stored_example(self, example: NamedArrayTuple) -> NamedArrayTuple:
         """The part of a step kept in ``samples``."""
         return example
 
-    def bytes_per_step(self, example: Any) -> int:
+    def bytes_per_step(self, example: NamedArrayTuple) -> int:
         """Bytes this storage allocates per stored step for rows like ``example``."""
         n = sum(np.asarray(leaf).nbytes for leaf in _leaves(example))
         if self.n_step_return > 1 or self.has_timeout:
@@ -139,13 +140,13 @@ class NStepReturnStorage:
             n += 1  # samples_valid
         return n
 
-    def _write(self, idxs: slice | np.ndarray, samples: Any) -> None:
+    def _write(self, idxs: slice | np.ndarray, samples: NamedArrayTuple) -> None:
         """Write a numpy ``[T, B]`` batch at rows ``idxs`` (the cursor has not moved yet)."""
         self.samples[idxs] = samples
 
     # --- appending --------------------------------------------------------------------------------
 
-    def append(self, samples: Any) -> tuple[int, slice | np.ndarray]:
+    def append(self, samples: NamedArrayTuple) -> tuple[int, slice | np.ndarray]:
         """Write a ``[T, B]`` batch at the cursor (wrapping around), update the n-step returns the new
         rewards complete, and advance the cursor. Returns ``(T, idxs)``: the rows written."""
         samples = numpify_buffer(samples)

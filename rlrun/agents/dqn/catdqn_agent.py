@@ -6,7 +6,7 @@ from typing import Any
 
 import torch
 
-from rlrun.agents.base import AgentStep
+from rlrun.agents.base import AgentStep, SpaceTensor
 from rlrun.agents.dqn.dqn_agent import DqnAgent
 from rlrun.agents.env_spaces import EnvSpacesLike, discrete_action_size
 from rlrun.distributions.epsilon_greedy import CategoricalEpsilonGreedy
@@ -78,7 +78,7 @@ class CatDqnAgent(DqnAgent):
             self.distribution.set_z(self.z)
 
     @torch.no_grad()
-    def step(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> AgentStep:
+    def step(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> AgentStep:
         """Epsilon-greedy actions on the expected Q; ``agent_info.p`` holds the probabilities."""
         p = self.model(*self._inputs(observation, prev_action, prev_reward)).cpu()
         action = self.distribution.sample(p, uniform=self.env_stream_uniform(p.shape[:-2]))

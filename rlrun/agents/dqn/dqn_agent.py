@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from rlrun.agents.base import AgentStep, BaseAgent
+from rlrun.agents.base import AgentStep, BaseAgent, SpaceTensor
 from rlrun.agents.dqn.epsilon_greedy import linear_epsilon, log_spaced_epsilons
 from rlrun.agents.env_spaces import EnvSpacesLike, array_observation_shape, discrete_action_size
 from rlrun.distributions.epsilon_greedy import EpsilonGreedy
@@ -171,23 +171,25 @@ class DqnAgent(BaseAgent):
 
     # --- calls -----------------------------------------------------------------------------------
 
-    def _inputs(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor):
+    def _inputs(
+        self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor
+    ) -> tuple[SpaceTensor, SpaceTensor, torch.Tensor]:
         if reads_prev_action(self.model):  # not for a forward marked ignores_prev_action: a cost per step
             prev_action = self.distribution.to_onehot(prev_action)
         return self.inputs_to_device((observation, prev_action, prev_reward))
 
-    def __call__(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> torch.Tensor:
+    def __call__(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> torch.Tensor:
         """Q-values ``[..., n_actions]`` on the CPU, with grad."""
         return self.model(*self._inputs(observation, prev_action, prev_reward)).cpu()
 
     @torch.no_grad()
-    def step(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> AgentStep:
+    def step(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> AgentStep:
         q = self.model(*self._inputs(observation, prev_action, prev_reward)).cpu()
         action = self.distribution.sample(q, uniform=self.env_stream_uniform(q.shape[:-1]))
         return AgentStep(action=action, agent_info=AgentInfo(q=q))
 
     @torch.no_grad()
-    def target(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> torch.Tensor:
+    def target(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> torch.Tensor:
         """Target-network Q-values ``[..., n_actions]`` on the CPU, without grad."""
         return self.target_model(*self._inputs(observation, prev_action, prev_reward)).cpu()
 

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from rlrun.models.lstm import RnnState, lstm_over_sequence
+from rlrun.models.lstm import RecurrentState, RnnState, lstm_over_sequence
 from rlrun.models.mlp import MlpModel
 from rlrun.utils.tensor import infer_leading_dims, restore_leading_dims
 
@@ -87,8 +87,8 @@ class CategoricalPgLstmModel(torch.nn.Module):
         observation: torch.Tensor,
         prev_action: torch.Tensor,
         prev_reward: torch.Tensor,
-        init_rnn_state: Any = None,
-    ) -> tuple[torch.Tensor, torch.Tensor, Any]:
+        init_rnn_state: RecurrentState | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor, RecurrentState]:
         lead_dim, T, B, _ = infer_leading_dims(observation, self._obs_ndim)
         x = observation.reshape(T * B, -1).to(torch.float32)
         inputs = (x, prev_action, prev_reward)
