@@ -44,7 +44,7 @@ class RMSpropTF(torch.optim.Optimizer):
 
     def __init__(
         self,
-        params: Any,
+        params: Iterable[torch.Tensor] | Iterable[dict[str, Any]],
         lr: float = 1e-2,
         alpha: float = 0.99,
         eps: float = 1e-10,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import torch
 
 from rlrun.utils.buffer import buffer_from_example, numpify_buffer
 from rlrun.utils.collections import NamedArrayTuple
@@ -31,7 +32,7 @@ class RnnStateStore:
     def bytes_per_slot(self) -> int:
         return sum(leaf[0].nbytes for leaf in _leaves(self.states))
 
-    def append(self, t: int, prev_rnn_state: Any) -> None:
+    def append(self, t: int, prev_rnn_state: NamedArrayTuple | torch.Tensor) -> None:
         """Keep the states of the rows written from row ``t`` (``prev_rnn_state`` is ``[T, B, ...]``)
         that fall on the interval."""
         prev_rnn_state = numpify_buffer(prev_rnn_state)
@@ -41,7 +42,7 @@ class RnnStateStore:
             slots = ((t + offsets) // self.interval) % self.n_slots
             self.states[slots] = prev_rnn_state[offsets]
 
-    def extract(self, T_idxs: np.ndarray, B_idxs: np.ndarray) -> Any:
+    def extract(self, T_idxs: np.ndarray, B_idxs: np.ndarray) -> NamedArrayTuple | np.ndarray:
         """The states ``[len(T_idxs), ...]`` at rows ``T_idxs`` (multiples of the interval)."""
         T_idxs = np.asarray(T_idxs)
         if np.any(T_idxs % self.interval):

@@ -89,7 +89,7 @@ class SequenceReplay(ComposedReplay, BaseReplayBuffer):
         self.batch_T = batch_T
 
     @property
-    def samples_prev_rnn_state(self) -> Any:
+    def samples_prev_rnn_state(self) -> NamedArrayTuple | np.ndarray:
         """rlpyt's name: the stored states, ``[T // rnn_state_interval, B, ...]``."""
         if self.rnn_states is None:
             raise AttributeError("samples_prev_rnn_state: this replay keeps no recurrent states.")

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from rlrun.agents.base import BaseAgent
+from rlrun.agents.base import BaseAgent, SpaceTensor
 from rlrun.agents.env_spaces import EnvSpacesLike, array_observation_shape, continuous_action_size, unwrap_space
 from rlrun.distributions.base import Distribution
 from rlrun.models.utils import strip_ddp_state_dict
@@ -162,7 +162,7 @@ class QpgAgentBase(BaseAgent):
 
     # --- calls -----------------------------------------------------------------------------------
 
-    def model_inputs(self, *inputs: Any) -> Any:
+    def model_inputs(self, *inputs: SpaceTensor) -> tuple[SpaceTensor, ...]:
         """``inputs`` moved to the agent's device."""
         return self.inputs_to_device(inputs)
 

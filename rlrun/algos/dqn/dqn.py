@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from rlrun.agents.base import BaseAgent
+from rlrun.agents.base import BaseAgent, SpaceTensor
 from rlrun.agents.dqn.dqn_agent import DqnAgent
 from rlrun.algos.base import OptInfoTuple, RlAlgorithm
 from rlrun.algos.optim import clip_grad_norm, make_optimizer, optimizer_parameters
 from rlrun.replays.factory import Prioritized, make_replay_buffer
 from rlrun.utils.collections import NamedArrayTuple, namedarraytuple, namedtuple
-from rlrun.utils.data_model import SamplesBatch
+from rlrun.utils.data_model import Array, SamplesBatch
 from rlrun.utils.tensor import select_at_indexes
 
 if TYPE_CHECKING:  # samplers sit beside algos in the layers; only the type is needed
@@ -321,7 +321,7 @@ class DQN(RlAlgorithm[DqnAgent]):
         opt_info.tdAbsErr.append(td_abs_errors.mean().item())
         return priorities
 
-    def sample_replay(self) -> Any:
+    def sample_replay(self) -> NamedArrayTuple:
         """A training batch from the replay: ``batch_size`` transitions."""
         return self.replay_buffer.sample_batch(self.batch_size)
 
@@ -394,7 +394,9 @@ class DQN(RlAlgorithm[DqnAgent]):
         )
 
     @staticmethod
-    def samples_to_buffer_from(observation: Any, action: Any, reward: Any, done: Any, env_info: Any) -> Any:
+    def samples_to_buffer_from(
+        observation: SpaceTensor | np.ndarray, action: Array, reward: Array, done: Array, env_info: NamedArrayTuple
+    ) -> NamedArrayTuple:
         """:data:`SamplesToBufferTl` when ``env_info`` has ``timeout``, else :data:`SamplesToBuffer`."""
         timeout = getattr(env_info, "timeout", None)
         if timeout is None:

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from rlrun.agents.base import BaseAgent
+from rlrun.agents.base import BaseAgent, SpaceTensor
 from rlrun.agents.dqn.r2d1_agent import R2d1AgentBase
 from rlrun.algos.dqn.dqn import DQN, SamplesToBuffer, SamplesToBufferTl, is_frame_stack
+from rlrun.models.lstm import RecurrentState
 from rlrun.replays.factory import Prioritized, Sequences, make_replay_buffer
 from rlrun.utils.buffer import buffer_func, buffer_method, buffer_to
 from rlrun.utils.collections import NamedArrayTuple, namedarraytuple, namedtuple
@@ -59,14 +60,14 @@ def inv_value_rescale(z: torch.Tensor, eps: float) -> torch.Tensor:
 
 
 def run_with_resets(
-    model: Callable[..., tuple[torch.Tensor, Any]],
-    observation: Any,
+    model: Callable[..., tuple[torch.Tensor, RecurrentState]],
+    observation: SpaceTensor,
     prev_action: torch.Tensor,
     prev_reward: torch.Tensor,
-    rnn_state: Any,
+    rnn_state: RecurrentState | None,
     reset: torch.Tensor,
     pass_reset: bool = False,
-) -> tuple[torch.Tensor, Any]:
+) -> tuple[torch.Tensor, RecurrentState | None]:
     """Run a recurrent ``model`` over ``[T, B]`` inputs, starting each sequence's state from zeros at
     the steps where ``reset[t, b]`` (an episode starts there), as the agent did when sampling.
 
@@ -89,7 +90,7 @@ def run_with_resets(
     return torch.cat(outputs), rnn_state
 
 
-def _zero_where(rnn_state: Any, reset: torch.Tensor) -> Any:
+def _zero_where(rnn_state: RecurrentState | None, reset: torch.Tensor) -> RecurrentState | None:
     """``[N, B, ...]`` states with the columns of ``reset`` (``[B]`` bool) set to zero."""
     if rnn_state is None or not bool(reset.any()):
         return rnn_state
@@ -324,7 +325,7 @@ class R2D1(DQN):
 
     # --- optimisation -----------------------------------------------------------------------------
 
-    def sample_replay(self) -> Any:
+    def sample_replay(self) -> NamedArrayTuple:
         """A training batch from the replay: ``batch_B`` sequences."""
         return self.replay_buffer.sample_batch(self.batch_B)
 

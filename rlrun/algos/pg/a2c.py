@@ -86,7 +86,9 @@ class A2C(PolicyGradientAlgo):
         agent_inputs = self.agent_inputs(samples)
         return_, advantage, valid = self.process_returns(samples)
         if self.agent.recurrent:  # the whole [T, B] batch, from the sampling start state
-            init_rnn_state = rnn_state_from_storage(self.initial_rnn_state(samples))
+            stored_rnn_state = self.initial_rnn_state(samples)
+            assert stored_rnn_state is not None  # initial_rnn_state raises for a recurrent agent without one
+            init_rnn_state = rnn_state_from_storage(stored_rnn_state)
             # A recurrent agent's __call__ takes the state too; BaseAgent declares the feedforward inputs.
             dist_info, value, _next_rnn_state = self.agent(*agent_inputs, init_rnn_state)  # type: ignore[call-arg]
         else:

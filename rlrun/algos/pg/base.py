@@ -45,7 +45,7 @@ class LossTerms(tuple[torch.Tensor, ...]):
         return terms
 
     @classmethod
-    def of(cls, result: Any) -> LossTerms:
+    def of(cls, result: LossTerms | tuple[torch.Tensor, torch.Tensor, torch.Tensor]) -> LossTerms:
         """What a ``loss`` method returned (these terms, or rlpyt's plain 3-tuple) as LossTerms."""
         return result if isinstance(result, cls) else cls(*result)
 

@@ -8,15 +8,17 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import torch
 
+from rlrun.agents.base import SpaceTensor
 from rlrun.agents.qpg.base import QpgAgentBase
 from rlrun.algos.base import OptInfoTuple, RlAlgorithm
 from rlrun.algos.dqn.dqn import SamplesToBuffer, SamplesToBufferTl
 from rlrun.algos.optim import clipped_step, fused_adam_kwargs, make_optimizer
 from rlrun.replays.factory import make_replay_buffer
 from rlrun.utils.collections import NamedArrayTuple, fields_of
-from rlrun.utils.data_model import SamplesBatch
+from rlrun.utils.data_model import Array, SamplesBatch
 
 if TYPE_CHECKING:  # samplers sit beside algos in the layers; only the type is needed
     from rlrun.samplers.collections import BatchSpec
@@ -199,7 +201,14 @@ class OffPolicyActorCritic(RlAlgorithm[QpgAgentBase]):
             samples.env.observation, samples.agent.action, samples.env.reward, samples.env.done, samples.env.env_info
         )
 
-    def samples_to_buffer_from(self, observation: Any, action: Any, reward: Any, done: Any, env_info: Any) -> Any:
+    def samples_to_buffer_from(
+        self,
+        observation: SpaceTensor | np.ndarray,
+        action: Array,
+        reward: Array,
+        done: Array,
+        env_info: NamedArrayTuple,
+    ) -> NamedArrayTuple:
         """:data:`SamplesToBufferTl` when bootstrapping through time limits, else :data:`SamplesToBuffer`."""
         timeout = getattr(env_info, "timeout", None)
         if not self.bootstrap_timelimit:
