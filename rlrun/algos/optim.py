@@ -167,7 +167,7 @@ def clipped_step(
     """
     parameters = list(parameters)
     optimizer.zero_grad()
-    loss.backward(inputs=parameters)
+    torch.autograd.backward(loss, inputs=parameters)
     grad_norm = _clip(parameters, clip_grad_norm)
     optimizer.step()
     return grad_norm

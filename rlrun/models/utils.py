@@ -67,12 +67,12 @@ class ScaleGrad(torch.autograd.Function):
     """Identity in the forward pass; multiplies the gradient by ``scale`` in the backward pass."""
 
     @staticmethod
-    def forward(ctx, tensor: torch.Tensor, scale: float) -> torch.Tensor:
+    def forward(ctx: Any, tensor: torch.Tensor, scale: float) -> torch.Tensor:  # ctx: torch's, keeps scale
         ctx.scale = scale
         return tensor.view_as(tensor)
 
     @staticmethod
-    def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor, None]:
+    def backward(ctx: Any, grad_output: torch.Tensor) -> tuple[torch.Tensor, None]:
         return grad_output * ctx.scale, None
 
 
@@ -87,7 +87,8 @@ def frames_to_float(frames: torch.Tensor) -> tuple[int, int, int, torch.Tensor]:
 
 def scale_grad(tensor: torch.Tensor, scale: float) -> torch.Tensor:
     """``tensor`` unchanged, with its gradient scaled by ``scale`` on the way back (dueling heads)."""
-    return ScaleGrad.apply(tensor, scale)
+    scaled: torch.Tensor = ScaleGrad.apply(tensor, scale)  # type: ignore[no-untyped-call]  # torch leaves apply unannotated
+    return scaled
 
 
 def unwrap_ddp(model: torch.nn.Module) -> torch.nn.Module:

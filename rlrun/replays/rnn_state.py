@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -53,7 +54,7 @@ class RnnStateStore:
         return self.states[T_idxs // self.interval, B_idxs]
 
 
-def _leaves(x: Any):
+def _leaves(x: Any) -> Iterator[np.ndarray]:
     if isinstance(x, tuple):
         for v in x:
             yield from _leaves(v)

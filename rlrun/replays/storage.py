@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -290,7 +291,7 @@ def _check_memory(step_bytes: int, size: int) -> None:
         )
 
 
-def _leaves(x: Any):
+def _leaves(x: Any) -> Iterator[np.ndarray]:
     if isinstance(x, tuple) and hasattr(x, "_fields"):
         for v in x:
             yield from _leaves(v)

@@ -54,7 +54,7 @@ class R2d1AgentBase(DqnAgent):
         prev_action: SpaceTensor,
         prev_reward: torch.Tensor,
         episode_start: torch.Tensor | None = None,
-    ):
+    ) -> tuple[SpaceTensor, SpaceTensor, torch.Tensor]:
         """The model's inputs on the agent's device: ``prev_action`` one-hot, and at the steps where
         ``episode_start`` (bool, the shape of ``prev_reward``) the previous action and reward zeroed.
 

@@ -308,7 +308,7 @@ class DQN(RlAlgorithm[DqnAgent]):
         samples_from_replay = self.sample_replay()  # the agent moves its inputs
         loss, td_abs_errors, priorities = self.loss_and_priorities(samples_from_replay)
         self.optimizer.zero_grad()
-        loss.backward()
+        torch.autograd.backward(loss)
         grad_norm = clip_grad_norm(optimizer_parameters(self.optimizer), self.clip_grad_norm)
         self.optimizer.step()
         if self.prioritized_replay:

@@ -355,7 +355,12 @@ class R2D1(DQN):
 
         pass_reset = isinstance(self.agent, R2d1AgentBase)  # other agents take rlpyt's four inputs
 
-        def over(model: Callable[..., tuple[torch.Tensor, Any]], start: int, stop: int | None, state: Any):
+        def over(
+            model: Callable[..., tuple[torch.Tensor, RecurrentState]],
+            start: int,
+            stop: int | None,
+            state: RecurrentState | None,
+        ) -> tuple[torch.Tensor, RecurrentState | None]:
             s = slice(start, stop)
             return run_with_resets(
                 model, observation[s], prev_action[s], prev_reward[s], state, reset[s], pass_reset=pass_reset

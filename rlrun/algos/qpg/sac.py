@@ -167,7 +167,7 @@ class SAC(OffPolicyActorCritic):
         if alpha_loss is not None:
             assert self.alpha_optimizer is not None
             self.alpha_optimizer.zero_grad()
-            alpha_loss.backward()
+            torch.autograd.backward(alpha_loss)
             self.alpha_optimizer.step()
             self._alpha = torch.exp(self._log_alpha.detach())
         agent = self.agent
