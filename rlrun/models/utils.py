@@ -39,7 +39,8 @@ def ignores_prev_action(forward: _F) -> _F:
 
 def reads_prev_action(model: torch.nn.Module) -> bool:
     """False when ``model``'s ``forward`` is marked with :func:`ignores_prev_action`, else True."""
-    return not getattr(getattr(type(model), "forward", None), "_rlrun_ignores_prev_action", False)
+    # A marker that ignores_prev_action sets on the forward function; forwards without it read prev_action.
+    return not getattr(type(model).forward, "_rlrun_ignores_prev_action", False)
 
 
 def _pair(x: int | tuple[int, ...]) -> tuple[int, int]:

@@ -23,7 +23,7 @@ from rlrun.replays.rnn_state import RnnStateStore
 from rlrun.replays.sampling import PrioritizedSampling, UniformSampling
 from rlrun.replays.storage import NStepReturnStorage
 from rlrun.utils.buffer import numpify_buffer
-from rlrun.utils.collections import NamedArrayTuple
+from rlrun.utils.collections import NamedArrayTuple, fields_of
 from rlrun.utils.synchronize import RWLock
 
 __all__ = ["ReplayParts", "ComposedReplay"]
@@ -83,7 +83,7 @@ class ComposedReplay:
         """Store a ``[T, B]`` batch (or, with ``input_priorities``, ``PrioritiesSamplesToBuffer(priorities,
         samples)``), overwriting the oldest steps once full. Returns ``(T, idxs)``, the rows written."""
         priorities = None
-        if "priorities" in getattr(samples, "_fields", ()):
+        if "priorities" in fields_of(samples):
             if not self.input_priorities:
                 raise ValueError(
                     f"{type(self).__name__} got input priorities but takes none; build it with "

@@ -32,7 +32,7 @@ from rlrun.replays.sampling import PrioritizedSampling, UniformSampling
 from rlrun.replays.sequences import SequenceReplay, without_rnn_state
 from rlrun.replays.storage import NStepReturnStorage
 from rlrun.replays.transitions import TransitionReplay
-from rlrun.utils.collections import NamedArrayTuple
+from rlrun.utils.collections import NamedArrayTuple, fields_of
 from rlrun.utils.synchronize import DEFAULT_LOCK_TIMEOUT_S, RWLock
 
 __all__ = ["Prioritized", "Sequences", "make_replay_buffer", "replay_parts"]
@@ -216,9 +216,9 @@ def make_replay_buffer(
 def _check_rnn_state(example: NamedArrayTuple, rnn_state_interval: int) -> None:
     if rnn_state_interval < 0:
         raise ValueError(f"rnn_state_interval must be >= 0 (0: store no state), got {rnn_state_interval}.")
-    if rnn_state_interval > 0 and "prev_rnn_state" not in getattr(example, "_fields", ()):
+    if rnn_state_interval > 0 and "prev_rnn_state" not in fields_of(example):
         raise ValueError(
             f"rnn_state_interval={rnn_state_interval} stores the agent's recurrent state, but the example has no "
-            f"field 'prev_rnn_state' (fields: {getattr(example, '_fields', None)}); add it (R2D1's "
+            f"field 'prev_rnn_state' (fields: {fields_of(example)}); add it (R2D1's "
             "SamplesToBufferRnn) or use rnn_state_interval=0."
         )

@@ -12,7 +12,7 @@ import numpy as np
 
 from rlrun.replays.storage import NStepReturnStorage
 from rlrun.utils.buffer import build_array
-from rlrun.utils.collections import NamedArrayTuple, namedarraytuple
+from rlrun.utils.collections import NamedArrayTuple, namedarraytuple, optional_field
 
 __all__ = ["NStepFrameStorage"]
 
@@ -50,7 +50,7 @@ class NStepFrameStorage(NStepReturnStorage):
         share_memory: bool = False,
         mid_batch_reset: bool = True,
     ) -> None:
-        observation = np.asarray(getattr(example, "observation", None))
+        observation = np.asarray(optional_field(example, "observation"))
         if observation.ndim < 2:
             raise ValueError(
                 "A frame replay needs observations that stack frames along their first dim ([k, H, W]); "

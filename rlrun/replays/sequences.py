@@ -14,7 +14,7 @@ from rlrun.replays.rnn_state import RnnStateStore
 from rlrun.replays.sampling import PrioritizedSampling, UniformSampling
 from rlrun.replays.state import copy_into
 from rlrun.utils.buffer import torchify_buffer
-from rlrun.utils.collections import NamedArrayTuple, namedarraytuple
+from rlrun.utils.collections import NamedArrayTuple, fields_of, namedarraytuple
 from rlrun.utils.misc import extract_sequences
 
 __all__ = [
@@ -193,7 +193,7 @@ class SequenceReplay(ComposedReplay, BaseReplayBuffer):
 
 def without_rnn_state(samples: NamedArrayTuple) -> NamedArrayTuple:
     """``samples`` without its ``prev_rnn_state`` field (what the step storage keeps)."""
-    fields = getattr(samples, "_fields", ())
+    fields = fields_of(samples)
     if "prev_rnn_state" not in fields:
         return samples
     kept = tuple(f for f in fields if f != "prev_rnn_state")

@@ -19,7 +19,7 @@ import psutil
 
 from rlrun.replays.state import copy_into
 from rlrun.utils.buffer import buffer_from_example, build_array, get_leading_dims, numpify_buffer
-from rlrun.utils.collections import NamedArrayTuple
+from rlrun.utils.collections import NamedArrayTuple, fields_of
 from rlrun.utils.returns import discount_return_n_step, discount_return_n_step_tl
 
 __all__ = ["NStepReturnStorage"]
@@ -60,10 +60,10 @@ class NStepReturnStorage:
         mid_batch_reset: bool = True,
     ) -> None:
         for field in ("observation", "action", "reward", "done"):
-            if field not in getattr(example, "_fields", ()):
+            if field not in fields_of(example):
                 raise ValueError(
                     f"The replay example needs a field {field!r}; got {type(example).__name__} with fields "
-                    f"{getattr(example, '_fields', None)}. Build it like SamplesToBuffer(observation, action, "
+                    f"{fields_of(example)}. Build it like SamplesToBuffer(observation, action, "
                     "reward, done)."
                 )
         if B < 1 or n_step_return < 1:
@@ -240,13 +240,14 @@ class NStepReturnStorage:
 
     def state_dict(self) -> dict[str, Any]:
         """The cursor, the fill flag and every stored array (references, for saving at once)."""
+        # samples_timeout_n and samples_steps_n exist only with time limits (has_timeout).
         arrays = {name: getattr(self, name, None) for name in self.state_arrays}
         return dict(t=self.t, full=self.full, arrays={k: v for k, v in arrays.items() if v is not None})
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Refill this storage (built with the same settings) from :meth:`state_dict`'s output."""
         arrays = state["arrays"]
-        mine = [name for name in self.state_arrays if getattr(self, name, None) is not None]
+        mine = [name for name in self.state_arrays if getattr(self, name, None) is not None]  # as in state_dict
         if sorted(arrays) != sorted(mine):
             raise ValueError(
                 f"The checkpoint's replay stores {sorted(arrays)}, this one {sorted(mine)}: it was saved by a run "

@@ -16,7 +16,7 @@ from rlrun.agents.dqn.dqn_agent import DqnAgent
 from rlrun.algos.base import OptInfoTuple, RlAlgorithm
 from rlrun.algos.optim import clip_grad_norm, make_optimizer, optimizer_parameters
 from rlrun.replays.factory import Prioritized, make_replay_buffer
-from rlrun.utils.collections import NamedArrayTuple, namedarraytuple, namedtuple
+from rlrun.utils.collections import NamedArrayTuple, namedarraytuple, namedtuple, optional_field
 from rlrun.utils.data_model import Array, SamplesBatch
 from rlrun.utils.tensor import select_at_indexes
 
@@ -68,6 +68,7 @@ class DQN(RlAlgorithm[DqnAgent]):
 
     opt_info_fields = OptInfo._fields
     OptInfoCls: Any = OptInfo
+    mid_batch_reset: bool = True  # set by initialize; until then the replay assumes envs reset mid-batch
 
     def __init__(
         self,
@@ -236,7 +237,7 @@ class DQN(RlAlgorithm[DqnAgent]):
         for stacked image frames, prioritized with ``prioritized_replay``, or ``ReplayBufferCls``.
         ``async_``: in shared memory under a reader-writer lock."""
         example = self.examples_to_buffer(examples)
-        mid_batch_reset = getattr(self, "mid_batch_reset", True)
+        mid_batch_reset = self.mid_batch_reset
         prioritized = (
             Prioritized(alpha=self.pri_alpha, beta=self.pri_beta_init, default_priority=self.default_priority)
             if self.prioritized_replay
@@ -249,7 +250,7 @@ class DQN(RlAlgorithm[DqnAgent]):
                 batch_spec.B,
                 discount=self.discount,
                 n_step_return=self.n_step_return,
-                frames=is_frame_stack(getattr(example, "observation", None)),
+                frames=is_frame_stack(optional_field(example, "observation")),
                 prioritized=prioritized,
                 mid_batch_reset=mid_batch_reset,
                 async_=async_,
@@ -277,7 +278,7 @@ class DQN(RlAlgorithm[DqnAgent]):
                     "never trained on. Accept it (rlrun's replays do), or use a sampler that resets mid-batch."
                 )
             replay_kwargs.update(mid_batch_reset=False)
-        if async_ and not getattr(ReplayCls, "async_", False):
+        if async_ and not getattr(ReplayCls, "async_", False):  # a user's replay class may not say
             raise TypeError(
                 f"ReplayBufferCls={ReplayCls.__name__} is not an asynchronous replay (async_ = False), and AsyncRl's "
                 "copier processes and optimiser share the replay. Pass its Async variant (e.g. "
@@ -398,7 +399,7 @@ class DQN(RlAlgorithm[DqnAgent]):
         observation: SpaceTensor | np.ndarray, action: Array, reward: Array, done: Array, env_info: NamedArrayTuple
     ) -> NamedArrayTuple:
         """:data:`SamplesToBufferTl` when ``env_info`` has ``timeout``, else :data:`SamplesToBuffer`."""
-        timeout = getattr(env_info, "timeout", None)
+        timeout = optional_field(env_info, "timeout")
         if timeout is None:
             return SamplesToBuffer(observation, action, reward, done)
         return SamplesToBufferTl(observation, action, reward, done, timeout)

@@ -21,7 +21,7 @@ from rlrun.algos.dqn.dqn import DQN, SamplesToBuffer, SamplesToBufferTl, is_fram
 from rlrun.models.lstm import RecurrentState
 from rlrun.replays.factory import Prioritized, Sequences, make_replay_buffer
 from rlrun.utils.buffer import buffer_func, buffer_method, buffer_to
-from rlrun.utils.collections import NamedArrayTuple, namedarraytuple, namedtuple
+from rlrun.utils.collections import NamedArrayTuple, fields_of, namedarraytuple, namedtuple
 from rlrun.utils.data_model import SamplesBatch
 from rlrun.utils.returns import discount_return_n_step, valid_from_done
 from rlrun.utils.tensor import select_at_indexes, valid_mean
@@ -208,7 +208,7 @@ class R2D1(DQN):
         self.value_scale_eps = value_scale_eps
 
     def check_agent(self, agent: BaseAgent) -> None:
-        if not getattr(agent, "recurrent", False):
+        if not agent.recurrent:
             raise TypeError(
                 f"R2D1 trains recurrent agents (R2d1Agent, AtariR2d1Agent); got {type(agent).__name__}. Use DQN for "
                 "feedforward agents."
@@ -228,10 +228,10 @@ class R2D1(DQN):
         example = self.examples_to_buffer(examples)
         if self.store_rnn_state_interval > 0:
             agent_info = examples["agent_info"]
-            if "prev_rnn_state" not in getattr(agent_info, "_fields", ()):
+            if "prev_rnn_state" not in fields_of(agent_info):
                 raise ValueError(
                     f"R2D1 stores the agent's recurrent state every {self.store_rnn_state_interval} steps, but the "
-                    f"agent's step records no agent_info.prev_rnn_state (fields: {getattr(agent_info, '_fields', None)}). "
+                    f"agent's step records no agent_info.prev_rnn_state (fields: {fields_of(agent_info)}). "
                     "Record the state each step started from, batch-first, as R2d1Agent does, or set "
                     "store_rnn_state_interval=0 to start every replayed sequence from zeros."
                 )

@@ -17,7 +17,7 @@ from rlrun.algos.base import OptInfoTuple, RlAlgorithm
 from rlrun.algos.dqn.dqn import SamplesToBuffer, SamplesToBufferTl
 from rlrun.algos.optim import clipped_step, fused_adam_kwargs, make_optimizer
 from rlrun.replays.factory import make_replay_buffer
-from rlrun.utils.collections import NamedArrayTuple, fields_of
+from rlrun.utils.collections import NamedArrayTuple, fields_of, optional_field
 from rlrun.utils.data_model import Array, SamplesBatch
 
 if TYPE_CHECKING:  # samplers sit beside algos in the layers; only the type is needed
@@ -115,6 +115,7 @@ class OffPolicyActorCritic(RlAlgorithm[QpgAgentBase]):
     ) -> None:
         """Check the agent, tell it ``min_itr_learn``, build the replay from ``examples`` and the optimisers."""
         name = type(self).__name__
+        # Duck-typed on purpose: rlpyt-style agents that are not QpgAgentBase subclasses train too.
         missing = [m for m in self.agent_methods if not callable(getattr(agent, m, None))]
         if missing:
             raise TypeError(
@@ -210,7 +211,7 @@ class OffPolicyActorCritic(RlAlgorithm[QpgAgentBase]):
         env_info: NamedArrayTuple,
     ) -> NamedArrayTuple:
         """:data:`SamplesToBufferTl` when bootstrapping through time limits, else :data:`SamplesToBuffer`."""
-        timeout = getattr(env_info, "timeout", None)
+        timeout = optional_field(env_info, "timeout")
         if not self.bootstrap_timelimit:
             return SamplesToBuffer(observation, action, reward, done)
         if timeout is None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from rlrun.replays.factory import Prioritized, replay_parts
 from rlrun.replays.transitions import SamplesFromReplayTl, TransitionReplay
-from rlrun.utils.collections import NamedArrayTuple
+from rlrun.utils.collections import NamedArrayTuple, fields_of
 
 __all__ = [
     "SamplesFromReplayTL",
@@ -24,10 +24,10 @@ SamplesFromReplayTL = SamplesFromReplayTl
 
 
 def _require_timeout(cls: type, example: NamedArrayTuple) -> None:
-    if "timeout" not in getattr(example, "_fields", ()):
+    if "timeout" not in fields_of(example):
         raise ValueError(
             f"{cls.__name__} stores time-limit flags: its example needs a field 'timeout' (e.g. "
-            f"SamplesToBufferTl from rlrun.algos.dqn.dqn); got fields {getattr(example, '_fields', None)}."
+            f"SamplesToBufferTl from rlrun.algos.dqn.dqn); got fields {fields_of(example)}."
         )
 
 
