@@ -23,11 +23,13 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeAlias, TypeVar
 
 import numpy as np
 import torch
 
+from rlrun.agents.env_spaces import EnvSpacesLike
+from rlrun.models.lstm import RecurrentState
 from rlrun.models.utils import strip_ddp_state_dict, unwrap_ddp
 from rlrun.utils.buffer import buffer_to
 from rlrun.utils.collections import NamedArrayTuple, namedarraytuple
@@ -35,9 +37,23 @@ from rlrun.utils.random_streams import EnvStreams
 from rlrun.utils.shared_memory import np_mp_array
 from rlrun.utils.synchronize import DEFAULT_LOCK_TIMEOUT_S, RWLock
 
-__all__ = ["AgentInputs", "AgentStep", "AgentInputsRnn", "BaseAgent", "RecurrentAgentMixin", "resolve_device"]
+__all__ = [
+    "SpaceTensor",
+    "AgentInputs",
+    "AgentStep",
+    "AgentInputsRnn",
+    "BaseAgent",
+    "RecurrentAgentMixin",
+    "resolve_device",
+]
 
 _log = logging.getLogger(__name__)
+
+_Buffer = TypeVar("_Buffer")
+
+# A value of a space as agents take it: a tensor, or a namedarraytuple of tensors for a composite (dict
+# or tuple) space. Observations and actions are such values.
+SpaceTensor: TypeAlias = "torch.Tensor | NamedArrayTuple"
 
 # Key words that keep sampling and evaluation streams apart even where env ranks coincide.
 _SAMPLE_DOMAIN, _EVAL_DOMAIN = 0, 1
@@ -92,7 +108,7 @@ class BaseAgent:
         self.shared_model: torch.nn.Module | None = None
         self.distribution: Any = None
         self.device = torch.device("cpu")
-        self.env_spaces: Any = None
+        self.env_spaces: EnvSpacesLike | None = None
         self.env_model_kwargs: dict[str, Any] = {}
         self.share_memory = False
         self._mode: str | None = None
@@ -106,7 +122,11 @@ class BaseAgent:
     # --- building --------------------------------------------------------------------------------
 
     def initialize(
-        self, env_spaces: Any, share_memory: bool = False, global_B: int = 1, env_ranks: list[int] | None = None
+        self,
+        env_spaces: EnvSpacesLike,
+        share_memory: bool = False,
+        global_B: int = 1,
+        env_ranks: list[int] | None = None,
     ) -> None:
         """Build the model for ``env_spaces``; with ``share_memory`` put its tensors in shared memory.
 
@@ -136,7 +156,7 @@ class BaseAgent:
         self.shared_model = self.model if share_memory else None
         self.clear_env_streams()
 
-    def make_env_to_model_kwargs(self, env_spaces: Any) -> dict[str, Any]:
+    def make_env_to_model_kwargs(self, env_spaces: EnvSpacesLike) -> dict[str, Any]:
         """Keyword arguments for the model derived from the env spaces (sizes, shapes); none by default."""
         return {}
 
@@ -157,17 +177,23 @@ class BaseAgent:
         self.model.to(device)
         _log.info("Agent model on device %s.", device)
 
-    def inputs_to_device(self, buffer: Any) -> Any:
+    def inputs_to_device(self, buffer: _Buffer) -> _Buffer:
         """``buffer`` (CPU tensors from a sampler or a batch) on the model's device; unchanged on the CPU.
 
         An agent on the CPU skips :func:`~rlrun.utils.buffer.buffer_to`'s walk of the nested tuples: it
         runs on every sampler step.
         """
-        return buffer if self.device.type == "cpu" else buffer_to(buffer, self.device)
+        if self.device.type == "cpu":
+            return buffer
+        moved: _Buffer = buffer_to(buffer, self.device)
+        return moved
 
-    def outputs_to_cpu(self, buffer: Any) -> Any:
+    def outputs_to_cpu(self, buffer: _Buffer) -> _Buffer:
         """The model's outputs moved to the CPU for the sampler's buffers; unchanged on the CPU."""
-        return buffer if self.device.type == "cpu" else buffer_to(buffer, "cpu")
+        if self.device.type == "cpu":
+            return buffer
+        moved: _Buffer = buffer_to(buffer, "cpu")
+        return moved
 
     def data_parallel(self) -> None:
         """Wrap ``model`` in ``DistributedDataParallel`` for multi-process training (SyncRl).
@@ -212,12 +238,12 @@ class BaseAgent:
 
     # --- calls -----------------------------------------------------------------------------------
 
-    def __call__(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> Any:
+    def __call__(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> Any:
         """Forward pass on training data ``[T, B, ...]`` with grad; outputs on the CPU."""
         raise NotImplementedError
 
     @torch.no_grad()
-    def step(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> NamedArrayTuple:
+    def step(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> NamedArrayTuple:
         """Actions and agent_info for one step of ``B`` envs (CPU tensors in and out, no grad)."""
         raise NotImplementedError
 
@@ -407,7 +433,7 @@ class BaseAgent:
         return lock, version
 
 
-def _zero_batch_entry(state: Any, idx: int) -> None:
+def _zero_batch_entry(state: RecurrentState | None, idx: int) -> None:
     """Zero column ``idx`` (the B dim of ``[N, B, H]``) of a state tensor or a tuple of them."""
     if state is None:
         return
@@ -441,8 +467,8 @@ class RecurrentAgentMixin(BaseAgent):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._prev_rnn_state = None
-        self._sample_rnn_state = None
+        self._prev_rnn_state: RecurrentState | None = None
+        self._sample_rnn_state: RecurrentState | None = None
         # Alternating agents only: which of two env groups is being served (0 or 1), and the other
         # group's state (the fields of _fresh_group_state), set aside by toggle_alt; None: fresh.
         self._alt = 0
@@ -483,12 +509,12 @@ class RecurrentAgentMixin(BaseAgent):
         if self._alt:
             self.toggle_alt()
 
-    def advance_rnn_state(self, new_rnn_state: Any) -> None:
+    def advance_rnn_state(self, new_rnn_state: RecurrentState) -> None:
         """Store the state ``step`` produced, to feed the next ``step``."""
         self._prev_rnn_state = new_rnn_state
 
     @property
-    def prev_rnn_state(self) -> Any:
+    def prev_rnn_state(self) -> RecurrentState | None:
         return self._prev_rnn_state
 
     def train_mode(self, itr: int) -> None:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
+from rlrun.spaces.base import Space
 from rlrun.spaces.composite import Composite
 from rlrun.spaces.float_box import FloatBox
 from rlrun.spaces.gym_wrapper import GymSpaceWrapper
 from rlrun.spaces.int_box import IntBox
 
 __all__ = [
+    "EnvSpacesLike",
     "unwrap_space",
     "discrete_action_size",
     "continuous_action_size",
@@ -18,12 +20,23 @@ __all__ = [
 ]
 
 
-def unwrap_space(space: Any) -> Any:
+class EnvSpacesLike(Protocol):
+    """What an agent's ``initialize`` takes: the env's ``EnvSpaces(observation, action)`` (any object with
+    these two spaces)."""
+
+    @property
+    def observation(self) -> Space: ...
+
+    @property
+    def action(self) -> Space: ...
+
+
+def unwrap_space(space: Space) -> Space:
     """The rlrun space inside a ``GymSpaceWrapper``; other spaces pass through."""
     return space.space if isinstance(space, GymSpaceWrapper) else space
 
 
-def discrete_action_size(agent: object, space: Any) -> int:
+def discrete_action_size(agent: object, space: Space) -> int:
     """The number of actions of a discrete action space (an IntBox of shape ())."""
     inner = unwrap_space(space)
     if isinstance(inner, IntBox) and inner.shape == ():
@@ -35,7 +48,7 @@ def discrete_action_size(agent: object, space: Any) -> int:
     )
 
 
-def continuous_action_size(agent: object, space: Any) -> int:
+def continuous_action_size(agent: object, space: Space) -> int:
     """The action dim of a continuous action space (a FloatBox of shape (dim,))."""
     inner = unwrap_space(space)
     if isinstance(inner, FloatBox) and len(inner.shape) == 1:
@@ -47,7 +60,7 @@ def continuous_action_size(agent: object, space: Any) -> int:
     )
 
 
-def array_observation_shape(agent: object, space: Any, ndim: int | None = None) -> tuple[int, ...]:
+def array_observation_shape(agent: object, space: Space, ndim: int | None = None) -> tuple[int, ...]:
     """The shape of an array observation space, optionally required to have ``ndim`` dims."""
     inner = unwrap_space(space)
     if isinstance(inner, Composite):
@@ -71,7 +84,7 @@ class AtariMixin:
     Put it before the agent class, e.g. ``class MyAtariAgent(AtariMixin, DqnAgent)``.
     """
 
-    def make_env_to_model_kwargs(self, env_spaces: Any) -> dict[str, Any]:
+    def make_env_to_model_kwargs(self, env_spaces: EnvSpacesLike) -> dict[str, Any]:
         return dict(
             image_shape=array_observation_shape(self, env_spaces.observation, ndim=3),
             output_size=discrete_action_size(self, env_spaces.action),

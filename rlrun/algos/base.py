@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import torch
 
-__all__ = ["RlAlgorithm"]
+from rlrun.agents.base import BaseAgent
+from rlrun.replays.base import BaseReplayBuffer
+from rlrun.utils.data_model import SamplesBatch
+
+if TYPE_CHECKING:  # samplers sit beside algos in the layers; the type alone is needed here
+    from rlrun.samplers.collections import BatchSpec
+
+__all__ = ["RlAlgorithm", "OptInfoTuple", "AgentT"]
+
+# ``opt_info``: a namedtuple (fields :attr:`RlAlgorithm.opt_info_fields`) of per-gradient-step floats.
+OptInfoTuple = tuple[list[float], ...]
+
+AgentT = TypeVar("AgentT", bound=BaseAgent)
 
 
-class RlAlgorithm:
+class RlAlgorithm(Generic[AgentT]):
     """Owns the optimiser and the update rule; the runner owns the loop.
 
     The runner calls :meth:`initialize` once after the sampler and agent are built, then per
@@ -37,16 +49,18 @@ class RlAlgorithm:
     min_itr_learn: int = 0
     batch_size: int | None = None
     update_counter: int = 0
+    agent: AgentT  # set in initialize
     optimizer: torch.optim.Optimizer
-    replay_buffer: Any = None  # set in initialize by algorithms that train from a replay
+    # A ReplayBufferCls instance or the factory's replay, set in initialize by algorithms that train from one.
+    replay_buffer: Any = None
 
     def initialize(
         self,
-        agent: Any,
+        agent: AgentT,
         n_itr: int,
-        batch_spec: Any,
+        batch_spec: BatchSpec,
         mid_batch_reset: bool = False,
-        examples: Any = None,
+        examples: dict[str, Any] | None = None,
         world_size: int = 1,
         rank: int = 0,
     ) -> None:
@@ -56,8 +70,14 @@ class RlAlgorithm:
         raise NotImplementedError
 
     def async_initialize(
-        self, agent: Any, sampler_n_itr: int, batch_spec: Any, mid_batch_reset: bool, examples: Any, world_size: int = 1
-    ) -> Any:
+        self,
+        agent: AgentT,
+        sampler_n_itr: int,
+        batch_spec: BatchSpec,
+        mid_batch_reset: bool,
+        examples: dict[str, Any],
+        world_size: int = 1,
+    ) -> BaseReplayBuffer:
         """For asynchronous runners: build the replay in shared memory and return it."""
         raise NotImplementedError(
             f"{type(self).__name__} does not support asynchronous runners (AsyncRl) yet; use MinibatchRl."
@@ -67,7 +87,9 @@ class RlAlgorithm:
         """Build the optimiser; asynchronous runners call it in the optimiser process."""
         raise NotImplementedError
 
-    def optimize_agent(self, itr: int, samples: Any = None, sampler_itr: int | None = None) -> Any:
+    def optimize_agent(
+        self, itr: int, samples: SamplesBatch | None = None, sampler_itr: int | None = None
+    ) -> OptInfoTuple:
         """Train on one batch (``[T, B]`` torch tensors) and return ``opt_info``."""
         raise NotImplementedError
 

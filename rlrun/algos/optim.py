@@ -44,7 +44,7 @@ class RMSpropTF(torch.optim.Optimizer):
 
     def __init__(
         self,
-        params: Any,
+        params: Iterable[torch.Tensor] | Iterable[dict[str, Any]],
         lr: float = 1e-2,
         alpha: float = 0.99,
         eps: float = 1e-10,
@@ -167,7 +167,7 @@ def clipped_step(
     """
     parameters = list(parameters)
     optimizer.zero_grad()
-    loss.backward(inputs=parameters)
+    torch.autograd.backward(loss, inputs=parameters)
     grad_norm = _clip(parameters, clip_grad_norm)
     optimizer.step()
     return grad_norm

@@ -12,10 +12,9 @@ each env's actions follow its own random stream (see ``BaseAgent.seed_env_stream
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 
+from rlrun.utils.collections import NamedArrayTuple
 from rlrun.utils.tensor import valid_mean
 
 __all__ = ["Distribution"]
@@ -34,7 +33,7 @@ class Distribution:
         """How many uniforms :meth:`sample` consumes per leading position when given ``uniform``."""
         raise NotImplementedError
 
-    def sample(self, dist_info: Any, uniform: torch.Tensor | None = None) -> torch.Tensor:
+    def sample(self, dist_info: NamedArrayTuple, uniform: torch.Tensor | None = None) -> torch.Tensor:
         """One random action per leading position (from ``uniform [..., n_uniforms]`` when given)."""
         raise NotImplementedError
 
@@ -49,30 +48,34 @@ class Distribution:
             )
         return uniform if uniform.device == device else uniform.to(device)
 
-    def kl(self, old_dist_info: Any, new_dist_info: Any) -> torch.Tensor:
+    def kl(self, old_dist_info: NamedArrayTuple, new_dist_info: NamedArrayTuple) -> torch.Tensor:
         """KL(old || new) at each leading position."""
         raise NotImplementedError
 
-    def mean_kl(self, old_dist_info: Any, new_dist_info: Any, valid: torch.Tensor | None = None) -> torch.Tensor:
+    def mean_kl(
+        self, old_dist_info: NamedArrayTuple, new_dist_info: NamedArrayTuple, valid: torch.Tensor | None = None
+    ) -> torch.Tensor:
         return valid_mean(self.kl(old_dist_info, new_dist_info), valid)
 
-    def log_likelihood(self, x: torch.Tensor, dist_info: Any) -> torch.Tensor:
+    def log_likelihood(self, x: torch.Tensor, dist_info: NamedArrayTuple) -> torch.Tensor:
         """Log-probability (or density) of actions ``x`` under ``dist_info``."""
         raise NotImplementedError
 
-    def likelihood_ratio(self, x: torch.Tensor, old_dist_info: Any, new_dist_info: Any) -> torch.Tensor:
+    def likelihood_ratio(
+        self, x: torch.Tensor, old_dist_info: NamedArrayTuple, new_dist_info: NamedArrayTuple
+    ) -> torch.Tensor:
         """``p_new(x) / p_old(x)``; gradients flow through ``new_dist_info``."""
         raise NotImplementedError
 
-    def entropy(self, dist_info: Any) -> torch.Tensor:
+    def entropy(self, dist_info: NamedArrayTuple) -> torch.Tensor:
         raise NotImplementedError
 
-    def perplexity(self, dist_info: Any) -> torch.Tensor:
+    def perplexity(self, dist_info: NamedArrayTuple) -> torch.Tensor:
         """``exp(entropy)``: the effective number of equally likely actions, for logging."""
         return torch.exp(self.entropy(dist_info))
 
-    def mean_entropy(self, dist_info: Any, valid: torch.Tensor | None = None) -> torch.Tensor:
+    def mean_entropy(self, dist_info: NamedArrayTuple, valid: torch.Tensor | None = None) -> torch.Tensor:
         return valid_mean(self.entropy(dist_info), valid)
 
-    def mean_perplexity(self, dist_info: Any, valid: torch.Tensor | None = None) -> torch.Tensor:
+    def mean_perplexity(self, dist_info: NamedArrayTuple, valid: torch.Tensor | None = None) -> torch.Tensor:
         return valid_mean(self.perplexity(dist_info), valid)

@@ -29,7 +29,9 @@ class EpsilonGreedy(DiscreteMixin, Distribution):
     def n_uniforms(self) -> int:
         return 2
 
-    def sample(self, q: torch.Tensor, uniform: torch.Tensor | None = None) -> torch.Tensor:
+    def sample(  # type: ignore[override]  # rlpyt's signature: the Q-values in place of a dist_info
+        self, q: torch.Tensor, uniform: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """Action indexes ``[...]`` (dtype ``self.dtype``) for ``q [..., dim]``.
 
         Given ``uniform [..., 2]``, position ``i`` explores when ``uniform[i, 0] < epsilon`` and then

@@ -63,7 +63,7 @@ class Gaussian(Distribution):
     def dim(self) -> int:
         return self._dim
 
-    def _log_std(self, dist_info) -> torch.Tensor:
+    def _log_std(self, dist_info: NamedArrayTuple) -> torch.Tensor:
         """log std broadcast to the mean's shape, from ``self.std`` or the (bounded) ``dist_info.log_std``."""
         mean = dist_info.mean
         if self.std is not None:
@@ -131,7 +131,7 @@ class Gaussian(Distribution):
             return self.squash * torch.tanh(sample)
         return sample
 
-    def _raw_sample(self, dist_info, uniform: torch.Tensor | None = None) -> torch.Tensor:
+    def _raw_sample(self, dist_info: NamedArrayTuple, uniform: torch.Tensor | None = None) -> torch.Tensor:
         mean = dist_info.mean
         if mean.shape[-1] != self.dim:
             raise ValueError(

@@ -8,15 +8,18 @@ with the ``B`` dim kept even for unbatched input.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypeAlias
 
 import torch
 
-from rlrun.utils.collections import namedarraytuple
+from rlrun.utils.collections import NamedArrayTuple, namedarraytuple
 
-__all__ = ["RnnState", "lstm_over_sequence"]
+__all__ = ["RnnState", "RecurrentState", "lstm_over_sequence"]
 
 RnnState = namedarraytuple("RnnState", ["h", "c"])
+
+# A recurrent model's state between steps: ``RnnState(h, c)`` (LSTM) or one ``[N, B, H]`` tensor (GRU).
+RecurrentState: TypeAlias = "torch.Tensor | NamedArrayTuple"
 
 
 def lstm_over_sequence(
@@ -24,10 +27,10 @@ def lstm_over_sequence(
     features: torch.Tensor,
     prev_action: torch.Tensor,
     prev_reward: torch.Tensor,
-    init_rnn_state: Any,
+    init_rnn_state: RecurrentState | None,
     T: int,
     B: int,
-) -> tuple[torch.Tensor, Any]:
+) -> tuple[torch.Tensor, NamedArrayTuple]:
     """Run ``lstm`` over ``T`` steps of ``B`` sequences; returns ``(output [T * B, H], RnnState)``.
 
     ``features`` is ``[T * B, F]``; ``prev_action`` (one-hot for discrete actions) and ``prev_reward``

@@ -39,7 +39,8 @@ def ignores_prev_action(forward: _F) -> _F:
 
 def reads_prev_action(model: torch.nn.Module) -> bool:
     """False when ``model``'s ``forward`` is marked with :func:`ignores_prev_action`, else True."""
-    return not getattr(getattr(type(model), "forward", None), "_rlrun_ignores_prev_action", False)
+    # A marker that ignores_prev_action sets on the forward function; forwards without it read prev_action.
+    return not getattr(type(model).forward, "_rlrun_ignores_prev_action", False)
 
 
 def _pair(x: int | tuple[int, ...]) -> tuple[int, int]:
@@ -67,12 +68,12 @@ class ScaleGrad(torch.autograd.Function):
     """Identity in the forward pass; multiplies the gradient by ``scale`` in the backward pass."""
 
     @staticmethod
-    def forward(ctx, tensor: torch.Tensor, scale: float) -> torch.Tensor:
+    def forward(ctx: Any, tensor: torch.Tensor, scale: float) -> torch.Tensor:  # ctx: torch's, keeps scale
         ctx.scale = scale
         return tensor.view_as(tensor)
 
     @staticmethod
-    def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor, None]:
+    def backward(ctx: Any, grad_output: torch.Tensor) -> tuple[torch.Tensor, None]:
         return grad_output * ctx.scale, None
 
 
@@ -87,7 +88,8 @@ def frames_to_float(frames: torch.Tensor) -> tuple[int, int, int, torch.Tensor]:
 
 def scale_grad(tensor: torch.Tensor, scale: float) -> torch.Tensor:
     """``tensor`` unchanged, with its gradient scaled by ``scale`` on the way back (dueling heads)."""
-    return ScaleGrad.apply(tensor, scale)
+    scaled: torch.Tensor = ScaleGrad.apply(tensor, scale)  # type: ignore[no-untyped-call]  # torch leaves apply unannotated
+    return scaled
 
 
 def unwrap_ddp(model: torch.nn.Module) -> torch.nn.Module:

@@ -17,6 +17,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import numpy as np
+import torch
+
+from rlrun.utils.collections import NamedArrayTuple
 from rlrun.utils.synchronize import DEFAULT_LOCK_TIMEOUT_S, RWLock
 
 __all__ = ["AsyncReplayBufferMixin"]
@@ -35,17 +39,17 @@ class AsyncReplayBufferMixin:
         self.rw_lock = RWLock(timeout=lock_timeout)
         super().__init__(*args, **kwargs)
 
-    def append_samples(self, samples: Any) -> Any:
+    def append_samples(self, samples: NamedArrayTuple) -> tuple[int, slice | np.ndarray] | None:
         with self.rw_lock.write_lock:
             return super().append_samples(samples)  # type: ignore[misc]
 
-    def sample_batch(self, batch_B: int, batch_T: int | None = None) -> Any:
+    def sample_batch(self, batch_B: int, batch_T: int | None = None) -> NamedArrayTuple:
         with self.rw_lock.read_lock:
             if batch_T is None:  # a transition replay's sample_batch takes batch_B alone
                 return super().sample_batch(batch_B)  # type: ignore[misc]
             return super().sample_batch(batch_B, batch_T)  # type: ignore[misc]
 
-    def update_batch_priorities(self, priorities: Any) -> None:
+    def update_batch_priorities(self, priorities: torch.Tensor | np.ndarray) -> None:
         with self.rw_lock.write_lock:
             super().update_batch_priorities(priorities)  # type: ignore[misc]
 

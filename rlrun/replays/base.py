@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from rlrun.utils.collections import NamedArrayTuple
+
 __all__ = ["BaseReplayBuffer"]
 
 
@@ -18,11 +22,11 @@ class BaseReplayBuffer:
 
     async_: bool = False
 
-    def append_samples(self, samples: Any) -> Any:
+    def append_samples(self, samples: NamedArrayTuple) -> tuple[int, slice | np.ndarray] | None:
         """Store a ``[T, B]`` batch, overwriting the oldest data once full."""
         raise NotImplementedError
 
-    def sample_batch(self, batch_B: int, batch_T: int | None = None) -> Any:
+    def sample_batch(self, batch_B: int, batch_T: int | None = None) -> NamedArrayTuple:
         """A training batch of ``batch_B`` entries (torch tensors); ``batch_T`` for sequence replays."""
         raise NotImplementedError
 

@@ -23,6 +23,7 @@ from rlrun.replays.rnn_state import RnnStateStore
 from rlrun.replays.sampling import PrioritizedSampling, UniformSampling
 from rlrun.replays.storage import NStepReturnStorage
 from rlrun.utils.buffer import numpify_buffer
+from rlrun.utils.collections import NamedArrayTuple, fields_of
 from rlrun.utils.synchronize import RWLock
 
 __all__ = ["ReplayParts", "ComposedReplay"]
@@ -78,11 +79,11 @@ class ComposedReplay:
 
     # --- what algorithms call ---------------------------------------------------------------------
 
-    def append_samples(self, samples: Any) -> tuple[int, slice | np.ndarray]:
+    def append_samples(self, samples: NamedArrayTuple) -> tuple[int, slice | np.ndarray]:
         """Store a ``[T, B]`` batch (or, with ``input_priorities``, ``PrioritiesSamplesToBuffer(priorities,
         samples)``), overwriting the oldest steps once full. Returns ``(T, idxs)``, the rows written."""
         priorities = None
-        if "priorities" in getattr(samples, "_fields", ()):
+        if "priorities" in fields_of(samples):
             if not self.input_priorities:
                 raise ValueError(
                     f"{type(self).__name__} got input priorities but takes none; build it with "
@@ -94,14 +95,14 @@ class ComposedReplay:
         with self.rw_lock.write_lock:
             return self._append(samples, priorities)
 
-    def sample_batch(self, batch_B: int, batch_T: int | None = None) -> Any:
+    def sample_batch(self, batch_B: int, batch_T: int | None = None) -> NamedArrayTuple:
         """A training batch of ``batch_B`` entries, as torch tensors (``batch_T``: sequences only)."""
         if self.rw_lock is None:
             return self._draw(batch_B, batch_T)
         with self.rw_lock.read_lock:  # the draw copies what it returns before the lock is let go
             return self._draw(batch_B, batch_T)
 
-    def update_batch_priorities(self, priorities: Any) -> None:
+    def update_batch_priorities(self, priorities: torch.Tensor | np.ndarray) -> None:
         """Priorities ``[batch_B]`` (numpy or torch, before ``** alpha``) for the entries last drawn."""
         rule = self._prioritized("update_batch_priorities")
         if isinstance(priorities, torch.Tensor):
@@ -145,10 +146,10 @@ class ComposedReplay:
             )
         return self.sampling
 
-    def _append(self, samples: Any, priorities: np.ndarray | None) -> tuple[int, slice | np.ndarray]:
+    def _append(self, samples: NamedArrayTuple, priorities: np.ndarray | None) -> tuple[int, slice | np.ndarray]:
         raise NotImplementedError
 
-    def _draw(self, batch_B: int, batch_T: int | None) -> Any:
+    def _draw(self, batch_B: int, batch_T: int | None) -> NamedArrayTuple:
         raise NotImplementedError
 
     # --- checkpoints ------------------------------------------------------------------------------
@@ -179,7 +180,7 @@ class ComposedReplay:
     # --- rlpyt's attribute names for the parts' figures --------------------------------------------
 
     @property
-    def samples(self) -> Any:
+    def samples(self) -> NamedArrayTuple:
         return self.storage.samples
 
     @property

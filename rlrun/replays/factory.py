@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from numbers import Real
-from typing import Any, overload
+from typing import overload
 
 from rlrun.replays.composed import ReplayParts
 from rlrun.replays.frame_storage import NStepFrameStorage
@@ -32,6 +32,7 @@ from rlrun.replays.sampling import PrioritizedSampling, UniformSampling
 from rlrun.replays.sequences import SequenceReplay, without_rnn_state
 from rlrun.replays.storage import NStepReturnStorage
 from rlrun.replays.transitions import TransitionReplay
+from rlrun.utils.collections import NamedArrayTuple, fields_of
 from rlrun.utils.synchronize import DEFAULT_LOCK_TIMEOUT_S, RWLock
 
 __all__ = ["Prioritized", "Sequences", "make_replay_buffer", "replay_parts"]
@@ -72,7 +73,7 @@ class Sequences:
 
 
 def replay_parts(
-    example: Any,
+    example: NamedArrayTuple,
     size: int,
     B: int,
     *,
@@ -138,7 +139,7 @@ def replay_parts(
 
 @overload
 def make_replay_buffer(
-    example: Any,
+    example: NamedArrayTuple,
     size: int,
     B: int,
     *,
@@ -155,7 +156,7 @@ def make_replay_buffer(
 
 @overload
 def make_replay_buffer(
-    example: Any,
+    example: NamedArrayTuple,
     size: int,
     B: int,
     *,
@@ -171,7 +172,7 @@ def make_replay_buffer(
 
 
 def make_replay_buffer(
-    example: Any,
+    example: NamedArrayTuple,
     size: int,
     B: int,
     *,
@@ -212,12 +213,12 @@ def make_replay_buffer(
     return TransitionReplay(parts) if sequence is None else SequenceReplay(parts)
 
 
-def _check_rnn_state(example: Any, rnn_state_interval: int) -> None:
+def _check_rnn_state(example: NamedArrayTuple, rnn_state_interval: int) -> None:
     if rnn_state_interval < 0:
         raise ValueError(f"rnn_state_interval must be >= 0 (0: store no state), got {rnn_state_interval}.")
-    if rnn_state_interval > 0 and "prev_rnn_state" not in getattr(example, "_fields", ()):
+    if rnn_state_interval > 0 and "prev_rnn_state" not in fields_of(example):
         raise ValueError(
             f"rnn_state_interval={rnn_state_interval} stores the agent's recurrent state, but the example has no "
-            f"field 'prev_rnn_state' (fields: {getattr(example, '_fields', None)}); add it (R2D1's "
+            f"field 'prev_rnn_state' (fields: {fields_of(example)}); add it (R2D1's "
             "SamplesToBufferRnn) or use rnn_state_interval=0."
         )

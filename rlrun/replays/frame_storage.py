@@ -8,13 +8,11 @@ is drawn (what rlpyt's ``FrameBufferMixin`` did for its frame buffers).
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from rlrun.replays.storage import NStepReturnStorage
 from rlrun.utils.buffer import build_array
-from rlrun.utils.collections import namedarraytuple
+from rlrun.utils.collections import NamedArrayTuple, namedarraytuple, optional_field
 
 __all__ = ["NStepFrameStorage"]
 
@@ -44,7 +42,7 @@ class NStepFrameStorage(NStepReturnStorage):
 
     def __init__(
         self,
-        example: Any,
+        example: NamedArrayTuple,
         size: int,
         B: int,
         discount: float = 1,
@@ -52,7 +50,7 @@ class NStepFrameStorage(NStepReturnStorage):
         share_memory: bool = False,
         mid_batch_reset: bool = True,
     ) -> None:
-        observation = np.asarray(getattr(example, "observation", None))
+        observation = np.asarray(optional_field(example, "observation"))
         if observation.ndim < 2:
             raise ValueError(
                 "A frame replay needs observations that stack frames along their first dim ([k, H, W]); "
@@ -72,17 +70,17 @@ class NStepFrameStorage(NStepReturnStorage):
 
     state_arrays = (*NStepReturnStorage.state_arrays, "samples_frames", "samples_history")
 
-    def _off_forward(self, example: Any) -> int:
+    def _off_forward(self, example: NamedArrayTuple) -> int:
         return max(1, self.n_frames - 1)
 
-    def _stored_example(self, example: Any) -> Any:
+    def _stored_example(self, example: NamedArrayTuple) -> NamedArrayTuple:
         return _drop_observation(example)
 
-    def bytes_per_step(self, example: Any) -> int:
+    def bytes_per_step(self, example: NamedArrayTuple) -> int:
         whole = super().bytes_per_step(example)
         return whole - np.asarray(example.observation).nbytes + self._frame_example.nbytes + 1  # + history
 
-    def _write(self, idxs: slice | np.ndarray, samples: Any) -> None:
+    def _write(self, idxs: slice | np.ndarray, samples: NamedArrayTuple) -> None:
         observation = np.asarray(samples.observation)
         super()._write(idxs, _drop_observation(samples))
         k, t, T = self.n_frames, self.t, len(observation)
@@ -146,7 +144,7 @@ class NStepFrameStorage(NStepReturnStorage):
         return observation
 
 
-def _drop_observation(samples: Any) -> Any:
+def _drop_observation(samples: NamedArrayTuple) -> NamedArrayTuple:
     """``samples`` (a namedtuple) without its ``observation`` field, as a namedarraytuple."""
     fields = [f for f in samples._fields if f != "observation"]
     return namedarraytuple("BufferSamples", fields)(*(getattr(samples, f) for f in fields))

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+import torch
 
 from rlrun.utils.buffer import buffer_from_example, numpify_buffer
+from rlrun.utils.collections import NamedArrayTuple
 
 __all__ = ["RnnStateStore"]
 
@@ -20,7 +23,7 @@ class RnnStateStore:
     ``interval``; sequences can then start only at those rows. ``T`` must be a multiple of ``interval``.
     """
 
-    def __init__(self, example: Any, T: int, B: int, interval: int, share_memory: bool = False) -> None:
+    def __init__(self, example: NamedArrayTuple, T: int, B: int, interval: int, share_memory: bool = False) -> None:
         if interval < 1 or T % interval:
             raise ValueError(f"The replay's T={T} must be a multiple of the RNN state interval {interval}.")
         self.interval = interval
@@ -30,7 +33,7 @@ class RnnStateStore:
     def bytes_per_slot(self) -> int:
         return sum(leaf[0].nbytes for leaf in _leaves(self.states))
 
-    def append(self, t: int, prev_rnn_state: Any) -> None:
+    def append(self, t: int, prev_rnn_state: NamedArrayTuple | torch.Tensor) -> None:
         """Keep the states of the rows written from row ``t`` (``prev_rnn_state`` is ``[T, B, ...]``)
         that fall on the interval."""
         prev_rnn_state = numpify_buffer(prev_rnn_state)
@@ -40,7 +43,7 @@ class RnnStateStore:
             slots = ((t + offsets) // self.interval) % self.n_slots
             self.states[slots] = prev_rnn_state[offsets]
 
-    def extract(self, T_idxs: np.ndarray, B_idxs: np.ndarray) -> Any:
+    def extract(self, T_idxs: np.ndarray, B_idxs: np.ndarray) -> NamedArrayTuple | np.ndarray:
         """The states ``[len(T_idxs), ...]`` at rows ``T_idxs`` (multiples of the interval)."""
         T_idxs = np.asarray(T_idxs)
         if np.any(T_idxs % self.interval):
@@ -51,7 +54,7 @@ class RnnStateStore:
         return self.states[T_idxs // self.interval, B_idxs]
 
 
-def _leaves(x: Any):
+def _leaves(x: Any) -> Iterator[np.ndarray]:
     if isinstance(x, tuple):
         for v in x:
             yield from _leaves(v)

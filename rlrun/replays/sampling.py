@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 import numpy as np
+import torch
 
 from rlrun.replays.state import copy_into
 from rlrun.replays.storage import NStepReturnStorage
@@ -271,7 +272,7 @@ class PrioritizedSampling:
             raise RuntimeError("is_weights() before any batch was drawn.")
         return ((self.last_values.min() / self.last_values) ** self.beta).astype(np.float32)
 
-    def update_priorities(self, storage: NStepReturnStorage, priorities: Any) -> None:
+    def update_priorities(self, storage: NStepReturnStorage, priorities: torch.Tensor | np.ndarray) -> None:
         """New priorities (``[batch_B]``, e.g. ``|TD error|``) for the steps of the last batch drawn; a
         step drawn twice keeps the last value given for it."""
         if self.last_T_idxs is None or self.last_B_idxs is None:

@@ -14,7 +14,7 @@ from rlrun.replays.rnn_state import RnnStateStore
 from rlrun.replays.sampling import PrioritizedSampling, UniformSampling
 from rlrun.replays.state import copy_into
 from rlrun.utils.buffer import torchify_buffer
-from rlrun.utils.collections import namedarraytuple
+from rlrun.utils.collections import NamedArrayTuple, fields_of, namedarraytuple
 from rlrun.utils.misc import extract_sequences
 
 __all__ = [
@@ -89,7 +89,7 @@ class SequenceReplay(ComposedReplay, BaseReplayBuffer):
         self.batch_T = batch_T
 
     @property
-    def samples_prev_rnn_state(self) -> Any:
+    def samples_prev_rnn_state(self) -> NamedArrayTuple | np.ndarray:
         """rlpyt's name: the stored states, ``[T // rnn_state_interval, B, ...]``."""
         if self.rnn_states is None:
             raise AttributeError("samples_prev_rnn_state: this replay keeps no recurrent states.")
@@ -111,7 +111,7 @@ class SequenceReplay(ComposedReplay, BaseReplayBuffer):
         if self.rnn_states is not None:
             copy_into(self.rnn_states.states, state["rnn_states"], "rnn_states")
 
-    def _append(self, samples: Any, priorities: np.ndarray | None) -> tuple[int, slice | np.ndarray]:
+    def _append(self, samples: NamedArrayTuple, priorities: np.ndarray | None) -> tuple[int, slice | np.ndarray]:
         t = self.storage.t
         T, idxs = self.storage.append(without_rnn_state(samples))
         if self.rnn_states is not None:
@@ -121,7 +121,7 @@ class SequenceReplay(ComposedReplay, BaseReplayBuffer):
 
     # --- sampling ---------------------------------------------------------------------------------
 
-    def _draw(self, batch_B: int, batch_T: int | None) -> Any:
+    def _draw(self, batch_B: int, batch_T: int | None) -> NamedArrayTuple:
         """``batch_B`` sequences of ``batch_T`` steps (the buffer's ``batch_T`` if None)."""
         batch_T = self._batch_T(batch_T)
         batch = self.extract_batch(*self.sample_idxs(batch_B, batch_T), batch_T)
@@ -155,7 +155,7 @@ class SequenceReplay(ComposedReplay, BaseReplayBuffer):
         observation = self.storage.extract_observation(rows.reshape(-1), cols.reshape(-1))
         return observation.reshape(T, len(T_idxs), *observation.shape[1:])
 
-    def extract_batch(self, T_idxs: np.ndarray, B_idxs: np.ndarray, T: int) -> Any:
+    def extract_batch(self, T_idxs: np.ndarray, B_idxs: np.ndarray, T: int) -> NamedArrayTuple:
         """The sequences of ``T`` steps starting at ``[T_idxs, B_idxs]``, as torch tensors."""
         st = self.storage
         s = st.samples
@@ -191,9 +191,9 @@ class SequenceReplay(ComposedReplay, BaseReplayBuffer):
         return torchify_buffer(batch)
 
 
-def without_rnn_state(samples: Any) -> Any:
+def without_rnn_state(samples: NamedArrayTuple) -> NamedArrayTuple:
     """``samples`` without its ``prev_rnn_state`` field (what the step storage keeps)."""
-    fields = getattr(samples, "_fields", ())
+    fields = fields_of(samples)
     if "prev_rnn_state" not in fields:
         return samples
     kept = tuple(f for f in fields if f != "prev_rnn_state")

@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from rlrun.utils.collections import fields_of
+
 __all__ = ["copy_into"]
 
 
@@ -16,9 +18,9 @@ def copy_into(dest: Any, src: Any, what: str) -> None:
     leaves), so they are filled, never replaced. Refuses a shape or field mismatch, naming ``what``.
     """
     if isinstance(dest, tuple) and hasattr(dest, "_fields"):
-        if getattr(src, "_fields", None) != dest._fields:
+        if fields_of(src) != dest._fields:
             raise ValueError(
-                f"The checkpoint's {what} has fields {getattr(src, '_fields', None)}, this replay's "
+                f"The checkpoint's {what} has fields {fields_of(src)}, this replay's "
                 f"{dest._fields}: it was saved by a run with other env or algorithm settings."
             )
         for name, d, s in zip(dest._fields, dest, src):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,7 @@ import psutil
 
 from rlrun.replays.state import copy_into
 from rlrun.utils.buffer import buffer_from_example, build_array, get_leading_dims, numpify_buffer
+from rlrun.utils.collections import NamedArrayTuple, fields_of
 from rlrun.utils.returns import discount_return_n_step, discount_return_n_step_tl
 
 __all__ = ["NStepReturnStorage"]
@@ -49,7 +51,7 @@ class NStepReturnStorage:
 
     def __init__(
         self,
-        example: Any,
+        example: NamedArrayTuple,
         size: int,
         B: int,
         discount: float = 1,
@@ -58,10 +60,10 @@ class NStepReturnStorage:
         mid_batch_reset: bool = True,
     ) -> None:
         for field in ("observation", "action", "reward", "done"):
-            if field not in getattr(example, "_fields", ()):
+            if field not in fields_of(example):
                 raise ValueError(
                     f"The replay example needs a field {field!r}; got {type(example).__name__} with fields "
-                    f"{getattr(example, '_fields', None)}. Build it like SamplesToBuffer(observation, action, "
+                    f"{fields_of(example)}. Build it like SamplesToBuffer(observation, action, "
                     "reward, done)."
                 )
         if B < 1 or n_step_return < 1:
@@ -120,15 +122,15 @@ class NStepReturnStorage:
 
     # --- what is stored per step (subclasses that store observations differently override these) ---
 
-    def _off_forward(self, example: Any) -> int:
+    def _off_forward(self, example: NamedArrayTuple) -> int:
         """Rows from the cursor on that are invalid once the ring wrapped."""
         return 1
 
-    def _stored_example(self, example: Any) -> Any:
+    def _stored_example(self, example: NamedArrayTuple) -> NamedArrayTuple:
         """The part of a step kept in ``samples``."""
         return example
 
-    def bytes_per_step(self, example: Any) -> int:
+    def bytes_per_step(self, example: NamedArrayTuple) -> int:
         """Bytes this storage allocates per stored step for rows like ``example``."""
         n = sum(np.asarray(leaf).nbytes for leaf in _leaves(example))
         if self.n_step_return > 1 or self.has_timeout:
@@ -139,13 +141,13 @@ class NStepReturnStorage:
             n += 1  # samples_valid
         return n
 
-    def _write(self, idxs: slice | np.ndarray, samples: Any) -> None:
+    def _write(self, idxs: slice | np.ndarray, samples: NamedArrayTuple) -> None:
         """Write a numpy ``[T, B]`` batch at rows ``idxs`` (the cursor has not moved yet)."""
         self.samples[idxs] = samples
 
     # --- appending --------------------------------------------------------------------------------
 
-    def append(self, samples: Any) -> tuple[int, slice | np.ndarray]:
+    def append(self, samples: NamedArrayTuple) -> tuple[int, slice | np.ndarray]:
         """Write a ``[T, B]`` batch at the cursor (wrapping around), update the n-step returns the new
         rewards complete, and advance the cursor. Returns ``(T, idxs)``: the rows written."""
         samples = numpify_buffer(samples)
@@ -238,13 +240,14 @@ class NStepReturnStorage:
 
     def state_dict(self) -> dict[str, Any]:
         """The cursor, the fill flag and every stored array (references, for saving at once)."""
+        # samples_timeout_n and samples_steps_n exist only with time limits (has_timeout).
         arrays = {name: getattr(self, name, None) for name in self.state_arrays}
         return dict(t=self.t, full=self.full, arrays={k: v for k, v in arrays.items() if v is not None})
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Refill this storage (built with the same settings) from :meth:`state_dict`'s output."""
         arrays = state["arrays"]
-        mine = [name for name in self.state_arrays if getattr(self, name, None) is not None]
+        mine = [name for name in self.state_arrays if getattr(self, name, None) is not None]  # as in state_dict
         if sorted(arrays) != sorted(mine):
             raise ValueError(
                 f"The checkpoint's replay stores {sorted(arrays)}, this one {sorted(mine)}: it was saved by a run "
@@ -289,7 +292,7 @@ def _check_memory(step_bytes: int, size: int) -> None:
         )
 
 
-def _leaves(x: Any):
+def _leaves(x: Any) -> Iterator[np.ndarray]:
     if isinstance(x, tuple) and hasattr(x, "_fields"):
         for v in x:
             yield from _leaves(v)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from rlrun.agents.base import AgentInputs
@@ -11,7 +9,7 @@ from rlrun.replays.base import BaseReplayBuffer
 from rlrun.replays.composed import ComposedReplay, ReplayParts
 from rlrun.replays.sampling import PrioritizedSampling
 from rlrun.utils.buffer import torchify_buffer
-from rlrun.utils.collections import namedarraytuple
+from rlrun.utils.collections import NamedArrayTuple, namedarraytuple
 
 __all__ = [
     "SamplesFromReplay",
@@ -59,13 +57,13 @@ class TransitionReplay(ComposedReplay, BaseReplayBuffer):
             raise ValueError("A transition replay keeps no recurrent states or batch_T; build a SequenceReplay.")
         self._adopt(parts)
 
-    def _append(self, samples: Any, priorities: np.ndarray | None) -> tuple[int, slice | np.ndarray]:
+    def _append(self, samples: NamedArrayTuple, priorities: np.ndarray | None) -> tuple[int, slice | np.ndarray]:
         t = self.storage.t
         T, idxs = self.storage.append(samples)
         self.sampling.appended(self.storage, t, T, priorities)
         return T, idxs
 
-    def _draw(self, batch_B: int, batch_T: int | None) -> Any:
+    def _draw(self, batch_B: int, batch_T: int | None) -> NamedArrayTuple:
         if batch_T is not None:
             raise ValueError(f"{type(self).__name__} draws single transitions; batch_T is for sequence replays.")
         batch = self.extract_batch(*self.sample_idxs(batch_B))
@@ -82,7 +80,7 @@ class TransitionReplay(ComposedReplay, BaseReplayBuffer):
         """The observations ``[len(T_idxs), ...]`` at ``[T_idxs, B_idxs]`` (frame stacks are rebuilt)."""
         return self.storage.extract_observation(T_idxs, B_idxs)
 
-    def extract_batch(self, T_idxs: np.ndarray, B_idxs: np.ndarray) -> Any:
+    def extract_batch(self, T_idxs: np.ndarray, B_idxs: np.ndarray) -> NamedArrayTuple:
         """The training batch at storage locations ``[T_idxs, B_idxs]``, as torch tensors."""
         st = self.storage
         s = st.samples

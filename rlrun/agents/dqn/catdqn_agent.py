@@ -6,9 +6,9 @@ from typing import Any
 
 import torch
 
-from rlrun.agents.base import AgentStep
+from rlrun.agents.base import AgentStep, SpaceTensor
 from rlrun.agents.dqn.dqn_agent import DqnAgent
-from rlrun.agents.env_spaces import discrete_action_size
+from rlrun.agents.env_spaces import EnvSpacesLike, discrete_action_size
 from rlrun.distributions.epsilon_greedy import CategoricalEpsilonGreedy
 from rlrun.models.dqn.catdqn_mlp import CatDqnMlpModel
 from rlrun.utils.collections import namedarraytuple
@@ -49,7 +49,11 @@ class CatDqnAgent(DqnAgent):
         self.V_max: float = 10.0
 
     def initialize(
-        self, env_spaces: Any, share_memory: bool = False, global_B: int = 1, env_ranks: list[int] | None = None
+        self,
+        env_spaces: EnvSpacesLike,
+        share_memory: bool = False,
+        global_B: int = 1,
+        env_ranks: list[int] | None = None,
     ) -> None:
         """Build the model and target as :class:`DqnAgent` does, exploring over the expected Q."""
         super().initialize(env_spaces, share_memory, global_B=global_B, env_ranks=env_ranks)
@@ -74,7 +78,7 @@ class CatDqnAgent(DqnAgent):
             self.distribution.set_z(self.z)
 
     @torch.no_grad()
-    def step(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> AgentStep:
+    def step(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> AgentStep:
         """Epsilon-greedy actions on the expected Q; ``agent_info.p`` holds the probabilities."""
         p = self.model(*self._inputs(observation, prev_action, prev_reward)).cpu()
         action = self.distribution.sample(p, uniform=self.env_stream_uniform(p.shape[:-2]))

@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from rlrun.agents.base import AgentStep, BaseAgent
+from rlrun.agents.base import AgentStep, BaseAgent, SpaceTensor
 from rlrun.agents.dqn.epsilon_greedy import linear_epsilon, log_spaced_epsilons
-from rlrun.agents.env_spaces import array_observation_shape, discrete_action_size
+from rlrun.agents.env_spaces import EnvSpacesLike, array_observation_shape, discrete_action_size
 from rlrun.distributions.epsilon_greedy import EpsilonGreedy
 from rlrun.models.dqn.mlp import DqnMlpModel
 from rlrun.models.utils import reads_prev_action, strip_ddp_state_dict, update_state_dict
@@ -77,7 +77,11 @@ class DqnAgent(BaseAgent):
     # --- building --------------------------------------------------------------------------------
 
     def initialize(
-        self, env_spaces: Any, share_memory: bool = False, global_B: int = 1, env_ranks: list[int] | None = None
+        self,
+        env_spaces: EnvSpacesLike,
+        share_memory: bool = False,
+        global_B: int = 1,
+        env_ranks: list[int] | None = None,
     ) -> None:
         """Build the model and its target copy; with ``env_ranks``, this agent's per-env epsilons."""
         n_actions = discrete_action_size(self, env_spaces.action)
@@ -88,7 +92,7 @@ class DqnAgent(BaseAgent):
         if env_ranks is not None:
             self.make_vec_eps(global_B, env_ranks)
 
-    def make_env_to_model_kwargs(self, env_spaces: Any) -> dict[str, Any]:
+    def make_env_to_model_kwargs(self, env_spaces: EnvSpacesLike) -> dict[str, Any]:
         if self.ModelCls is not None:
             return {}
         return dict(
@@ -167,23 +171,25 @@ class DqnAgent(BaseAgent):
 
     # --- calls -----------------------------------------------------------------------------------
 
-    def _inputs(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor):
+    def _inputs(
+        self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor
+    ) -> tuple[SpaceTensor, SpaceTensor, torch.Tensor]:
         if reads_prev_action(self.model):  # not for a forward marked ignores_prev_action: a cost per step
             prev_action = self.distribution.to_onehot(prev_action)
         return self.inputs_to_device((observation, prev_action, prev_reward))
 
-    def __call__(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> torch.Tensor:
+    def __call__(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> torch.Tensor:
         """Q-values ``[..., n_actions]`` on the CPU, with grad."""
         return self.model(*self._inputs(observation, prev_action, prev_reward)).cpu()
 
     @torch.no_grad()
-    def step(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> AgentStep:
+    def step(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> AgentStep:
         q = self.model(*self._inputs(observation, prev_action, prev_reward)).cpu()
         action = self.distribution.sample(q, uniform=self.env_stream_uniform(q.shape[:-1]))
         return AgentStep(action=action, agent_info=AgentInfo(q=q))
 
     @torch.no_grad()
-    def target(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> torch.Tensor:
+    def target(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> torch.Tensor:
         """Target-network Q-values ``[..., n_actions]`` on the CPU, without grad."""
         return self.target_model(*self._inputs(observation, prev_action, prev_reward)).cpu()
 

@@ -6,10 +6,11 @@ from typing import Any
 
 import torch
 
-from rlrun.agents.base import AgentStep, RecurrentAgentMixin
+from rlrun.agents.base import AgentStep, RecurrentAgentMixin, SpaceTensor
 from rlrun.agents.dqn.dqn_agent import DqnAgent
 from rlrun.agents.pg.base import rnn_state_to_storage
 from rlrun.models.dqn.r2d1_mlp import R2d1MlpModel
+from rlrun.models.lstm import RecurrentState
 from rlrun.utils.buffer import buffer_to
 from rlrun.utils.collections import namedarraytuple
 
@@ -35,11 +36,11 @@ class R2d1AgentBase(DqnAgent):
     default_model_cls = R2d1MlpModel
 
     @property
-    def prev_rnn_state(self) -> Any:
+    def prev_rnn_state(self) -> RecurrentState | None:
         """The state the next step starts from: always None (zeros) here; :class:`RecurrentAgentMixin` keeps it."""
         return None
 
-    def advance_rnn_state(self, new_rnn_state: Any) -> None:
+    def advance_rnn_state(self, new_rnn_state: RecurrentState) -> None:
         """Keep the state a step produced: nothing here; :class:`RecurrentAgentMixin` keeps it."""
 
     def episode_starts(self, B: int) -> torch.Tensor | None:
@@ -48,8 +49,12 @@ class R2d1AgentBase(DqnAgent):
         return None
 
     def _inputs(
-        self, observation: Any, prev_action: Any, prev_reward: torch.Tensor, episode_start: torch.Tensor | None = None
-    ):
+        self,
+        observation: SpaceTensor,
+        prev_action: SpaceTensor,
+        prev_reward: torch.Tensor,
+        episode_start: torch.Tensor | None = None,
+    ) -> tuple[SpaceTensor, SpaceTensor, torch.Tensor]:
         """The model's inputs on the agent's device: ``prev_action`` one-hot, and at the steps where
         ``episode_start`` (bool, the shape of ``prev_reward``) the previous action and reward zeroed.
 
@@ -63,17 +68,17 @@ class R2d1AgentBase(DqnAgent):
         if episode_start is not None:
             keep = (~torch.as_tensor(episode_start, dtype=torch.bool)).to(self.device)
             prev_reward = prev_reward * keep.to(prev_reward.dtype)
-            prev_action = prev_action * keep.unsqueeze(-1).to(prev_action.dtype)
+            prev_action = prev_action.mul(keep.unsqueeze(-1).to(prev_action.dtype))  # discrete: a tensor
         return observation, prev_action, prev_reward
 
     def __call__(  # type: ignore[override]
         self,
-        observation: Any,
-        prev_action: Any,
+        observation: SpaceTensor,
+        prev_action: SpaceTensor,
         prev_reward: torch.Tensor,
-        init_rnn_state: Any = None,
+        init_rnn_state: RecurrentState | None = None,
         episode_start: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, Any]:
+    ) -> tuple[torch.Tensor, RecurrentState]:
         """Q-values ``[T, B, n_actions]`` on the CPU (with grad) over a ``[T, B]`` batch from
         ``init_rnn_state`` (``[N, B, H]``, None for zeros), and the state after the last step, left on
         the agent's device. ``episode_start`` (bool ``[T, B]``, optional): the steps that begin an
@@ -85,19 +90,19 @@ class R2d1AgentBase(DqnAgent):
     @torch.no_grad()
     def target(  # type: ignore[override]
         self,
-        observation: Any,
-        prev_action: Any,
+        observation: SpaceTensor,
+        prev_action: SpaceTensor,
         prev_reward: torch.Tensor,
-        init_rnn_state: Any = None,
+        init_rnn_state: RecurrentState | None = None,
         episode_start: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, Any]:
+    ) -> tuple[torch.Tensor, RecurrentState]:
         """As :meth:`__call__` with the target network, without grad."""
         inputs = self._inputs(observation, prev_action, prev_reward, episode_start)
         q, rnn_state = self.target_model(*inputs, _to(init_rnn_state, self.device))
         return q.cpu(), rnn_state
 
     @torch.no_grad()
-    def step(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> AgentStep:
+    def step(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> AgentStep:
         prev_rnn_state = self.prev_rnn_state
         episode_start = self.episode_starts(prev_reward.shape[0]) if prev_reward.dim() else None
         q, rnn_state = self.model(*self._inputs(observation, prev_action, prev_reward, episode_start), prev_rnn_state)
@@ -135,7 +140,7 @@ class R2d1Agent(RecurrentAgentMixin, R2d1AgentBase):
     def _fresh_group_state(self) -> dict[str, Any]:
         return {**super()._fresh_group_state(), "_starting": set()}
 
-    def advance_rnn_state(self, new_rnn_state: Any) -> None:
+    def advance_rnn_state(self, new_rnn_state: RecurrentState) -> None:
         super().advance_rnn_state(new_rnn_state)
         self._starting = set()
 

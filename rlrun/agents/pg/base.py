@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 
+from rlrun.models.lstm import RecurrentState
 from rlrun.utils.buffer import buffer_func, buffer_method
 from rlrun.utils.collections import namedarraytuple
 
@@ -17,7 +16,7 @@ AgentInfo = namedarraytuple("AgentInfo", ["dist_info", "value"])
 AgentInfoRnn = namedarraytuple("AgentInfoRnn", ["dist_info", "value", "prev_rnn_state"])
 
 
-def rnn_state_to_storage(prev_rnn_state: Any, next_rnn_state: Any) -> Any:
+def rnn_state_to_storage(prev_rnn_state: RecurrentState | None, next_rnn_state: RecurrentState) -> RecurrentState:
     """The state a step started from, as recurrent agents record it in ``agent_info.prev_rnn_state``.
 
     ``prev_rnn_state`` is the model's ``[N, B, H]`` state (a tensor or a tuple of them), or None
@@ -25,9 +24,11 @@ def rnn_state_to_storage(prev_rnn_state: Any, next_rnn_state: Any) -> Any:
     ``[B, N, H]``, so that the samples buffer ``[T, B, ...]`` holds one state per env and step.
     """
     state = prev_rnn_state if prev_rnn_state is not None else buffer_func(next_rnn_state, torch.zeros_like)
-    return buffer_method(state, "transpose", 0, 1)
+    stored: RecurrentState = buffer_method(state, "transpose", 0, 1)
+    return stored
 
 
-def rnn_state_from_storage(stored_rnn_state: Any) -> Any:
+def rnn_state_from_storage(stored_rnn_state: RecurrentState) -> RecurrentState:
     """A stored ``[B, N, H]`` state back in the model's layout ``[N, B, H]`` (contiguous)."""
-    return buffer_method(buffer_method(stored_rnn_state, "transpose", 0, 1), "contiguous")
+    state: RecurrentState = buffer_method(buffer_method(stored_rnn_state, "transpose", 0, 1), "contiguous")
+    return state

@@ -6,10 +6,11 @@ from typing import Any
 
 import torch
 
-from rlrun.agents.base import AgentStep, BaseAgent, RecurrentAgentMixin
-from rlrun.agents.env_spaces import array_observation_shape, discrete_action_size
+from rlrun.agents.base import AgentStep, BaseAgent, RecurrentAgentMixin, SpaceTensor
+from rlrun.agents.env_spaces import EnvSpacesLike, array_observation_shape, discrete_action_size
 from rlrun.agents.pg.base import AgentInfo, AgentInfoRnn, rnn_state_to_storage
 from rlrun.distributions.categorical import Categorical, DistInfo
+from rlrun.models.lstm import RecurrentState
 from rlrun.models.pg.mlp import CategoricalPgMlpModel
 from rlrun.models.pg.mlp_lstm_model import CategoricalPgLstmModel
 from rlrun.models.utils import reads_prev_action
@@ -30,13 +31,17 @@ class _CategoricalPolicy(BaseAgent):
         self.greedy_eval = greedy_eval
 
     def initialize(
-        self, env_spaces: Any, share_memory: bool = False, global_B: int = 1, env_ranks: list[int] | None = None
+        self,
+        env_spaces: EnvSpacesLike,
+        share_memory: bool = False,
+        global_B: int = 1,
+        env_ranks: list[int] | None = None,
     ) -> None:
         n_actions = discrete_action_size(self, env_spaces.action)
         super().initialize(env_spaces, share_memory, global_B=global_B, env_ranks=env_ranks)
         self.distribution = Categorical(dim=n_actions)
 
-    def make_env_to_model_kwargs(self, env_spaces: Any) -> dict[str, Any]:
+    def make_env_to_model_kwargs(self, env_spaces: EnvSpacesLike) -> dict[str, Any]:
         if self.ModelCls is not None:
             return {}
         return dict(
@@ -44,7 +49,9 @@ class _CategoricalPolicy(BaseAgent):
             action_size=discrete_action_size(self, env_spaces.action),
         )
 
-    def _model_inputs(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor, *more: Any) -> Any:
+    def _model_inputs(
+        self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor, *more: Any
+    ) -> Any:
         """The model's inputs on the agent's device, with ``prev_action`` one-hot encoded (left as indexes
         for a model whose forward never reads it: :func:`~rlrun.models.utils.ignores_prev_action`)."""
         if reads_prev_action(self.model):
@@ -72,13 +79,15 @@ class CategoricalPgAgent(_CategoricalPolicy):
 
     default_model_cls = CategoricalPgMlpModel
 
-    def __call__(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> tuple[DistInfo, torch.Tensor]:
+    def __call__(
+        self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor
+    ) -> tuple[DistInfo, torch.Tensor]:
         """``(DistInfo(prob [T, B, A]), value [T, B])`` on the CPU, with grad."""
         pi, value = self.model(*self._model_inputs(observation, prev_action, prev_reward))
         return self.outputs_to_cpu((DistInfo(prob=pi), value))
 
     @torch.no_grad()
-    def step(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> AgentStep:
+    def step(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> AgentStep:
         pi, value = self.model(*self._model_inputs(observation, prev_action, prev_reward))
         action = self._choose(pi)
         agent_info = AgentInfo(dist_info=DistInfo(prob=pi), value=value)
@@ -86,7 +95,7 @@ class CategoricalPgAgent(_CategoricalPolicy):
         return AgentStep(action=action, agent_info=agent_info)
 
     @torch.no_grad()
-    def value(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> torch.Tensor:
+    def value(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> torch.Tensor:
         """V(s) ``[B]`` on the CPU without grad, e.g. the bootstrap value after a batch's last step."""
         _pi, value = self.model(*self._model_inputs(observation, prev_action, prev_reward))
         return value.cpu()
@@ -108,16 +117,20 @@ class RecurrentCategoricalPgAgentBase(_CategoricalPolicy):
     default_model_cls = CategoricalPgLstmModel
 
     @property
-    def prev_rnn_state(self) -> Any:
+    def prev_rnn_state(self) -> RecurrentState | None:
         """The state the next step starts from: always None (zeros) here; :class:`RecurrentAgentMixin` keeps it."""
         return None
 
-    def advance_rnn_state(self, new_rnn_state: Any) -> None:
+    def advance_rnn_state(self, new_rnn_state: RecurrentState) -> None:
         """Keep the state a step produced: nothing here; :class:`RecurrentAgentMixin` keeps it."""
 
     def __call__(
-        self, observation: Any, prev_action: Any, prev_reward: torch.Tensor, init_rnn_state: Any = None
-    ) -> tuple[DistInfo, torch.Tensor, Any]:
+        self,
+        observation: SpaceTensor,
+        prev_action: SpaceTensor,
+        prev_reward: torch.Tensor,
+        init_rnn_state: RecurrentState | None = None,
+    ) -> tuple[DistInfo, torch.Tensor, RecurrentState]:
         """The forward pass over a ``[T, B]`` batch from ``init_rnn_state`` (``[N, B, H]``; None for zeros),
         with grad: ``(DistInfo(prob [T, B, A]), value [T, B])`` on the CPU and the state after the last
         step, left on the agent's device."""
@@ -128,7 +141,7 @@ class RecurrentCategoricalPgAgentBase(_CategoricalPolicy):
         return dist_info, value, next_rnn_state
 
     @torch.no_grad()
-    def step(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> AgentStep:
+    def step(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> AgentStep:
         prev_rnn_state = self.prev_rnn_state
         pi, value, next_rnn_state = self.model(
             *self._model_inputs(observation, prev_action, prev_reward, prev_rnn_state)
@@ -144,7 +157,7 @@ class RecurrentCategoricalPgAgentBase(_CategoricalPolicy):
         return AgentStep(action=action, agent_info=agent_info)
 
     @torch.no_grad()
-    def value(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> torch.Tensor:
+    def value(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> torch.Tensor:
         """V(s) ``[B]`` on the CPU from the kept state, which it does not advance (the bootstrap value)."""
         prev_rnn_state = self.prev_rnn_state
         _pi, value, _state = self.model(*self._model_inputs(observation, prev_action, prev_reward, prev_rnn_state))

@@ -6,10 +6,11 @@ from typing import Any
 
 import torch
 
-from rlrun.agents.base import AgentStep, BaseAgent, RecurrentAgentMixin
-from rlrun.agents.env_spaces import array_observation_shape, continuous_action_size
+from rlrun.agents.base import AgentStep, BaseAgent, RecurrentAgentMixin, SpaceTensor
+from rlrun.agents.env_spaces import EnvSpacesLike, array_observation_shape, continuous_action_size
 from rlrun.agents.pg.base import AgentInfo, AgentInfoRnn, rnn_state_to_storage
 from rlrun.distributions.gaussian import DistInfoStd, Gaussian
+from rlrun.models.lstm import RecurrentState
 from rlrun.models.pg.mujoco_ff_model import MujocoFfModel
 from rlrun.models.pg.mujoco_lstm_model import MujocoLstmModel
 
@@ -25,13 +26,17 @@ class _GaussianPolicy(BaseAgent):
     """What the Gaussian agents share: the distribution, model sizes from the env, how actions are drawn."""
 
     def initialize(
-        self, env_spaces: Any, share_memory: bool = False, global_B: int = 1, env_ranks: list[int] | None = None
+        self,
+        env_spaces: EnvSpacesLike,
+        share_memory: bool = False,
+        global_B: int = 1,
+        env_ranks: list[int] | None = None,
     ) -> None:
         action_size = continuous_action_size(self, env_spaces.action)
         super().initialize(env_spaces, share_memory, global_B=global_B, env_ranks=env_ranks)
         self.distribution = Gaussian(dim=action_size)
 
-    def make_env_to_model_kwargs(self, env_spaces: Any) -> dict[str, Any]:
+    def make_env_to_model_kwargs(self, env_spaces: EnvSpacesLike) -> dict[str, Any]:
         if self.ModelCls is not None:
             return {}
         return dict(
@@ -59,14 +64,14 @@ class GaussianPgAgent(_GaussianPolicy):
     default_model_cls = MujocoFfModel
 
     def __call__(
-        self, observation: Any, prev_action: Any, prev_reward: torch.Tensor
+        self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor
     ) -> tuple[DistInfoStd, torch.Tensor]:
         """``(DistInfoStd(mean, log_std) [T, B, A], value [T, B])`` on the CPU, with grad."""
         mu, log_std, value = self.model(*self._model_inputs(observation, prev_action, prev_reward))
         return self.outputs_to_cpu((DistInfoStd(mean=mu, log_std=log_std), value))
 
     @torch.no_grad()
-    def step(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> AgentStep:
+    def step(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> AgentStep:
         mu, log_std, value = self.model(*self._model_inputs(observation, prev_action, prev_reward))
         dist_info = DistInfoStd(mean=mu, log_std=log_std)
         action = self._choose(dist_info)
@@ -75,7 +80,7 @@ class GaussianPgAgent(_GaussianPolicy):
         return AgentStep(action=action, agent_info=agent_info)
 
     @torch.no_grad()
-    def value(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> torch.Tensor:
+    def value(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> torch.Tensor:
         """V(s) ``[B]`` on the CPU without grad, e.g. the bootstrap value after a batch's last step."""
         _mu, _log_std, value = self.model(*self._model_inputs(observation, prev_action, prev_reward))
         return value.cpu()
@@ -96,16 +101,20 @@ class RecurrentGaussianPgAgentBase(_GaussianPolicy):
     default_model_cls = MujocoLstmModel
 
     @property
-    def prev_rnn_state(self) -> Any:
+    def prev_rnn_state(self) -> RecurrentState | None:
         """The state the next step starts from: always None (zeros) here; :class:`RecurrentAgentMixin` keeps it."""
         return None
 
-    def advance_rnn_state(self, new_rnn_state: Any) -> None:
+    def advance_rnn_state(self, new_rnn_state: RecurrentState) -> None:
         """Keep the state a step produced: nothing here; :class:`RecurrentAgentMixin` keeps it."""
 
     def __call__(
-        self, observation: Any, prev_action: Any, prev_reward: torch.Tensor, init_rnn_state: Any = None
-    ) -> tuple[DistInfoStd, torch.Tensor, Any]:
+        self,
+        observation: SpaceTensor,
+        prev_action: SpaceTensor,
+        prev_reward: torch.Tensor,
+        init_rnn_state: RecurrentState | None = None,
+    ) -> tuple[DistInfoStd, torch.Tensor, RecurrentState]:
         """The forward pass over a ``[T, B]`` batch from ``init_rnn_state`` (``[N, B, H]``; None for zeros),
         with grad: ``(DistInfoStd(mean, log_std) [T, B, A], value [T, B])`` on the CPU and the state
         after the last step, left on the agent's device."""
@@ -115,7 +124,7 @@ class RecurrentGaussianPgAgentBase(_GaussianPolicy):
         return dist_info, value, next_rnn_state
 
     @torch.no_grad()
-    def step(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> AgentStep:
+    def step(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> AgentStep:
         prev_rnn_state = self.prev_rnn_state
         inputs = self._model_inputs(observation, prev_action, prev_reward, prev_rnn_state)
         mu, log_std, value, next_rnn_state = self.model(*inputs)
@@ -129,7 +138,7 @@ class RecurrentGaussianPgAgentBase(_GaussianPolicy):
         return AgentStep(action=action, agent_info=agent_info)
 
     @torch.no_grad()
-    def value(self, observation: Any, prev_action: Any, prev_reward: torch.Tensor) -> torch.Tensor:
+    def value(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> torch.Tensor:
         """V(s) ``[B]`` on the CPU from the kept state, which it does not advance (the bootstrap value)."""
         inputs = self._model_inputs(observation, prev_action, prev_reward, self.prev_rnn_state)
         _mu, _log_std, value, _state = self.model(*inputs)

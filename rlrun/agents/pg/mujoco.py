@@ -7,7 +7,7 @@ from typing import Any
 import torch
 
 from rlrun.agents.base import BaseAgent
-from rlrun.agents.env_spaces import array_observation_shape, continuous_action_size
+from rlrun.agents.env_spaces import EnvSpacesLike, array_observation_shape, continuous_action_size
 from rlrun.agents.pg.gaussian import GaussianPgAgent, RecurrentGaussianPgAgent
 from rlrun.models.pg.mujoco_ff_model import MujocoFfModel
 from rlrun.models.pg.mujoco_lstm_model import MujocoLstmModel
@@ -18,7 +18,7 @@ __all__ = ["MujocoMixin", "MujocoFfAgent", "MujocoLstmAgent", "AlternatingMujoco
 class MujocoMixin(BaseAgent):
     """Gives the model ``observation_shape`` and ``action_size``; forwards observation-statistics updates."""
 
-    def make_env_to_model_kwargs(self, env_spaces: Any) -> dict[str, Any]:
+    def make_env_to_model_kwargs(self, env_spaces: EnvSpacesLike) -> dict[str, Any]:
         return dict(
             observation_shape=array_observation_shape(self, env_spaces.observation),
             action_size=continuous_action_size(self, env_spaces.action),

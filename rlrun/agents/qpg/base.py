@@ -16,9 +16,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from rlrun.agents.base import BaseAgent
-from rlrun.agents.env_spaces import array_observation_shape, continuous_action_size, unwrap_space
+from rlrun.agents.base import BaseAgent, SpaceTensor
+from rlrun.agents.env_spaces import EnvSpacesLike, array_observation_shape, continuous_action_size, unwrap_space
+from rlrun.distributions.base import Distribution
 from rlrun.models.utils import strip_ddp_state_dict
+from rlrun.spaces.base import Space
+from rlrun.spaces.float_box import FloatBox
 from rlrun.utils.shared_memory import np_mp_array
 
 __all__ = ["QpgAgentBase", "unit_action_size"]
@@ -26,7 +29,7 @@ __all__ = ["QpgAgentBase", "unit_action_size"]
 _log = logging.getLogger(__name__)
 
 
-def unit_action_size(agent: object, space: Any) -> int:
+def unit_action_size(agent: object, space: Space) -> int:
     """The action dim of a continuous action space whose finite bounds are ``[-1, 1]``.
 
     Raises with the fix when the space is discrete or bounded elsewhere; unbounded dims pass (the agent
@@ -34,6 +37,7 @@ def unit_action_size(agent: object, space: Any) -> int:
     """
     size = continuous_action_size(agent, space)
     inner = unwrap_space(space)
+    assert isinstance(inner, FloatBox)  # continuous_action_size raised otherwise
     low = np.broadcast_to(np.asarray(inner.low, dtype=np.float64), (size,))
     high = np.broadcast_to(np.asarray(inner.high, dtype=np.float64), (size,))
     finite = np.isfinite(low) & np.isfinite(high)
@@ -82,7 +86,11 @@ class QpgAgentBase(BaseAgent):
     # --- building --------------------------------------------------------------------------------
 
     def initialize(
-        self, env_spaces: Any, share_memory: bool = False, global_B: int = 1, env_ranks: list[int] | None = None
+        self,
+        env_spaces: EnvSpacesLike,
+        share_memory: bool = False,
+        global_B: int = 1,
+        env_ranks: list[int] | None = None,
     ) -> None:
         """Build the policy, the critics and their targets for ``env_spaces``, then the distribution."""
         action_size = unit_action_size(self, env_spaces.action)
@@ -101,7 +109,7 @@ class QpgAgentBase(BaseAgent):
             self.load_state_dict(initial)
         self.distribution = self.make_distribution(action_size)
 
-    def make_env_to_model_kwargs(self, env_spaces: Any) -> dict[str, Any]:
+    def make_env_to_model_kwargs(self, env_spaces: EnvSpacesLike) -> dict[str, Any]:
         return dict(
             observation_shape=array_observation_shape(self, env_spaces.observation),
             action_size=continuous_action_size(self, env_spaces.action),
@@ -125,7 +133,7 @@ class QpgAgentBase(BaseAgent):
         """Build the critics and target networks (after ``model`` exists)."""
         raise NotImplementedError
 
-    def make_distribution(self, action_size: int) -> Any:
+    def make_distribution(self, action_size: int) -> Distribution:
         """The action distribution, built last in :meth:`initialize`."""
         raise NotImplementedError
 
@@ -154,7 +162,7 @@ class QpgAgentBase(BaseAgent):
 
     # --- calls -----------------------------------------------------------------------------------
 
-    def model_inputs(self, *inputs: Any) -> Any:
+    def model_inputs(self, *inputs: SpaceTensor) -> tuple[SpaceTensor, ...]:
         """``inputs`` moved to the agent's device."""
         return self.inputs_to_device(inputs)
 

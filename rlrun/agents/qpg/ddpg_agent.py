@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from rlrun.agents.base import AgentStep
+from rlrun.agents.base import AgentStep, SpaceTensor
 from rlrun.agents.qpg.base import QpgAgentBase
 from rlrun.distributions.gaussian import DistInfo, Gaussian
 from rlrun.models.qpg.mlp import MuMlpModel, QofMuMlpModel
@@ -85,7 +85,7 @@ class DdpgAgent(QpgAgentBase):
         return self.target_q_model(*inputs, self.target_model(*inputs)).cpu()
 
     @torch.no_grad()
-    def step(self, observation: torch.Tensor, prev_action: torch.Tensor, prev_reward: torch.Tensor) -> AgentStep:
+    def step(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> AgentStep:
         mu = self.model(*self.model_inputs(observation, prev_action, prev_reward))
         if self.deterministic:
             action = mu.clamp(-1.0, 1.0)

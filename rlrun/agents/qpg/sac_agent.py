@@ -9,12 +9,12 @@ from typing import Any
 
 import torch
 
-from rlrun.agents.base import AgentStep
+from rlrun.agents.base import AgentStep, SpaceTensor
 from rlrun.agents.qpg.base import QpgAgentBase
 from rlrun.distributions.gaussian import DistInfoStd, Gaussian
 from rlrun.models.qpg.mlp import PiMlpModel, QofMuMlpModel
 from rlrun.models.utils import polyak_update
-from rlrun.utils.collections import namedarraytuple, namedtuple
+from rlrun.utils.collections import NamedArrayTuple, namedarraytuple, namedtuple
 
 __all__ = ["MIN_LOG_STD", "MAX_LOG_STD", "AgentInfo", "Models", "SacAgent"]
 
@@ -106,7 +106,7 @@ class SacAgent(QpgAgentBase):
 
     def pi(
         self, observation: torch.Tensor, prev_action: torch.Tensor, prev_reward: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor, Any]:
+    ) -> tuple[torch.Tensor, torch.Tensor, NamedArrayTuple]:
         """A reparameterised action, its log-likelihood (squashing included) and the policy's
         ``DistInfoStd``, with grad. The action stays on the agent's device for the critics."""
         mean, log_std = self.model(*self.model_inputs(observation, prev_action, prev_reward))
@@ -116,7 +116,7 @@ class SacAgent(QpgAgentBase):
         return action, log_pi, dist_info
 
     @torch.no_grad()
-    def step(self, observation: torch.Tensor, prev_action: torch.Tensor, prev_reward: torch.Tensor) -> AgentStep:
+    def step(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> AgentStep:
         mean, log_std = self.model(*self.model_inputs(observation, prev_action, prev_reward))
         dist_info = DistInfoStd(mean=mean, log_std=log_std)
         if self.deterministic:

@@ -7,7 +7,10 @@ from typing import Any
 
 import torch
 
+from rlrun.agents.dqn.catdqn_agent import CatDqnAgent
+from rlrun.agents.dqn.dqn_agent import DqnAgent
 from rlrun.algos.dqn.dqn import DQN
+from rlrun.utils.collections import NamedArrayTuple
 from rlrun.utils.tensor import select_at_indexes
 
 __all__ = ["CategoricalDQN", "project_distribution"]
@@ -55,6 +58,8 @@ class CategoricalDQN(DQN):
     the C51 paper) also when ``optim_kwargs`` is given without it, for optimizers that take ``eps``.
     """
 
+    agent: CatDqnAgent  # the agent methods this algorithm calls
+
     def __init__(self, V_min: float = -10, V_max: float = 10, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if not V_min < V_max:
@@ -64,7 +69,7 @@ class CategoricalDQN(DQN):
         if "eps" not in self.optim_kwargs and _takes_keyword(self.OptimCls, "eps"):
             self.optim_kwargs["eps"] = 0.01 / self.batch_size
 
-    def initialize(self, agent: Any, *args: Any, **kwargs: Any) -> None:
+    def initialize(self, agent: DqnAgent, *args: Any, **kwargs: Any) -> None:
         """:meth:`DQN.initialize`, then give the agent the support ``[V_min, V_max]``."""
         if not hasattr(agent, "give_V_min_max") or not hasattr(agent, "n_atoms"):
             raise TypeError(
@@ -74,13 +79,13 @@ class CategoricalDQN(DQN):
         super().initialize(agent, *args, **kwargs)
         self.agent.give_V_min_max(self.V_min, self.V_max)
 
-    def async_initialize(self, agent: Any, *args: Any, **kwargs: Any) -> Any:
+    def async_initialize(self, agent: DqnAgent, *args: Any, **kwargs: Any) -> Any:
         """For asynchronous runners: as DQN's, also giving the agent the support of its distributions."""
         replay = super().async_initialize(agent, *args, **kwargs)
-        agent.give_V_min_max(self.V_min, self.V_max)
+        self.agent.give_V_min_max(self.V_min, self.V_max)
         return replay
 
-    def loss(self, samples: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    def loss(self, samples: NamedArrayTuple) -> tuple[torch.Tensor, torch.Tensor]:
         """Mean cross-entropy to the projected target distributions over a replay batch ``[batch_B]``
         (each sample weighted by ``is_weights`` when the batch has them), and each sample's KL
         divergence from the target to the online distribution (no grad)."""

@@ -6,16 +6,22 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
-from rlrun.algos.base import RlAlgorithm
+from rlrun.agents.base import BaseAgent, SpaceTensor
+from rlrun.agents.dqn.dqn_agent import DqnAgent
+from rlrun.algos.base import OptInfoTuple, RlAlgorithm
 from rlrun.algos.optim import clip_grad_norm, make_optimizer, optimizer_parameters
 from rlrun.replays.factory import Prioritized, make_replay_buffer
-from rlrun.utils.collections import namedarraytuple, namedtuple
+from rlrun.utils.collections import NamedArrayTuple, namedarraytuple, namedtuple, optional_field
+from rlrun.utils.data_model import Array, SamplesBatch
 from rlrun.utils.tensor import select_at_indexes
+
+if TYPE_CHECKING:  # samplers sit beside algos in the layers; only the type is needed
+    from rlrun.samplers.collections import BatchSpec
 
 __all__ = ["DQN", "OptInfo", "SamplesToBuffer", "SamplesToBufferTl"]
 
@@ -26,7 +32,7 @@ SamplesToBuffer = namedarraytuple("SamplesToBuffer", ["observation", "action", "
 SamplesToBufferTl = namedarraytuple("SamplesToBufferTl", SamplesToBuffer._fields + ("timeout",))
 
 
-class DQN(RlAlgorithm):
+class DQN(RlAlgorithm[DqnAgent]):
     """Q-learning on transitions drawn from a replay of the last ``replay_size`` steps.
 
     Per sampler iteration, :meth:`optimize_agent` appends the batch to the replay, then (from
@@ -62,6 +68,7 @@ class DQN(RlAlgorithm):
 
     opt_info_fields = OptInfo._fields
     OptInfoCls: Any = OptInfo
+    mid_batch_reset: bool = True  # set by initialize; until then the replay assumes envs reset mid-batch
 
     def __init__(
         self,
@@ -133,11 +140,11 @@ class DQN(RlAlgorithm):
 
     def initialize(
         self,
-        agent: Any,
+        agent: DqnAgent,
         n_itr: int,
-        batch_spec: Any,
+        batch_spec: BatchSpec,
         mid_batch_reset: bool = False,
-        examples: Any = None,
+        examples: dict[str, Any] | None = None,
         world_size: int = 1,
         rank: int = 0,
     ) -> None:
@@ -147,11 +154,11 @@ class DQN(RlAlgorithm):
 
     def async_initialize(
         self,
-        agent: Any,
+        agent: DqnAgent,
         sampler_n_itr: int,
-        batch_spec: Any,
+        batch_spec: BatchSpec,
         mid_batch_reset: bool,
-        examples: Any,
+        examples: dict[str, Any],
         world_size: int = 1,
     ) -> Any:
         """For asynchronous runners, before any process starts: the epsilon schedule (the agent holds it in
@@ -169,11 +176,11 @@ class DQN(RlAlgorithm):
 
     def _initialize(
         self,
-        agent: Any,
+        agent: DqnAgent,
         n_itr: int,
-        batch_spec: Any,
+        batch_spec: BatchSpec,
         mid_batch_reset: bool,
-        examples: Any,
+        examples: dict[str, Any] | None,
         world_size: int,
         async_: bool,
     ) -> None:
@@ -211,9 +218,9 @@ class DQN(RlAlgorithm):
         else:  # rlpyt's call: subclasses may override it without async_
             self.initialize_replay_buffer(examples, batch_spec)
 
-    def check_agent(self, agent: Any) -> None:
+    def check_agent(self, agent: BaseAgent) -> None:
         """Refuse an agent this algorithm cannot train, before anything is built."""
-        if getattr(agent, "recurrent", False):
+        if agent.recurrent:
             raise TypeError(
                 f"{type(self).__name__} trains feedforward agents; recurrent agents ({type(agent).__name__}) need "
                 "R2D1 (rlrun.algos.dqn.r2d1) with an R2d1Agent."
@@ -225,12 +232,12 @@ class DQN(RlAlgorithm):
         if self.initial_optim_state_dict is not None:
             self.optimizer.load_state_dict(self.initial_optim_state_dict)
 
-    def initialize_replay_buffer(self, examples: Any, batch_spec: Any, async_: bool = False) -> None:
+    def initialize_replay_buffer(self, examples: dict[str, Any], batch_spec: BatchSpec, async_: bool = False) -> None:
         """A replay whose rows look like :meth:`examples_to_buffer` of the sampler's examples: frame storage
         for stacked image frames, prioritized with ``prioritized_replay``, or ``ReplayBufferCls``.
         ``async_``: in shared memory under a reader-writer lock."""
         example = self.examples_to_buffer(examples)
-        mid_batch_reset = getattr(self, "mid_batch_reset", True)
+        mid_batch_reset = self.mid_batch_reset
         prioritized = (
             Prioritized(alpha=self.pri_alpha, beta=self.pri_beta_init, default_priority=self.default_priority)
             if self.prioritized_replay
@@ -243,7 +250,7 @@ class DQN(RlAlgorithm):
                 batch_spec.B,
                 discount=self.discount,
                 n_step_return=self.n_step_return,
-                frames=is_frame_stack(getattr(example, "observation", None)),
+                frames=is_frame_stack(optional_field(example, "observation")),
                 prioritized=prioritized,
                 mid_batch_reset=mid_batch_reset,
                 async_=async_,
@@ -271,7 +278,7 @@ class DQN(RlAlgorithm):
                     "never trained on. Accept it (rlrun's replays do), or use a sampler that resets mid-batch."
                 )
             replay_kwargs.update(mid_batch_reset=False)
-        if async_ and not getattr(ReplayCls, "async_", False):
+        if async_ and not getattr(ReplayCls, "async_", False):  # a user's replay class may not say
             raise TypeError(
                 f"ReplayBufferCls={ReplayCls.__name__} is not an asynchronous replay (async_ = False), and AsyncRl's "
                 "copier processes and optimiser share the replay. Pass its Async variant (e.g. "
@@ -280,7 +287,9 @@ class DQN(RlAlgorithm):
         _log.info("DQN replay: %s of %d steps.", ReplayCls.__name__, replay_kwargs["size"])
         self.replay_buffer = ReplayCls(**replay_kwargs)
 
-    def optimize_agent(self, itr: int, samples: Any = None, sampler_itr: int | None = None) -> Any:
+    def optimize_agent(
+        self, itr: int, samples: SamplesBatch | None = None, sampler_itr: int | None = None
+    ) -> OptInfoTuple:
         """Append ``samples`` to the replay, then take ``updates_per_optimize`` gradient steps (none
         before ``min_steps_learn``). ``sampler_itr`` (asynchronous runners) replaces ``itr``."""
         itr = itr if sampler_itr is None else sampler_itr
@@ -300,7 +309,7 @@ class DQN(RlAlgorithm):
         samples_from_replay = self.sample_replay()  # the agent moves its inputs
         loss, td_abs_errors, priorities = self.loss_and_priorities(samples_from_replay)
         self.optimizer.zero_grad()
-        loss.backward()
+        torch.autograd.backward(loss)
         grad_norm = clip_grad_norm(optimizer_parameters(self.optimizer), self.clip_grad_norm)
         self.optimizer.step()
         if self.prioritized_replay:
@@ -313,17 +322,17 @@ class DQN(RlAlgorithm):
         opt_info.tdAbsErr.append(td_abs_errors.mean().item())
         return priorities
 
-    def sample_replay(self) -> Any:
+    def sample_replay(self) -> NamedArrayTuple:
         """A training batch from the replay: ``batch_size`` transitions."""
         return self.replay_buffer.sample_batch(self.batch_size)
 
-    def loss_and_priorities(self, samples: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def loss_and_priorities(self, samples: NamedArrayTuple) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``(loss, |TD error| per sample, new priorities)``: DQN's priorities are the ``|TD error|``
         :meth:`loss` returns (so a subclass overriding ``loss`` keeps prioritized replay working)."""
         loss, td_abs_errors = self.loss(samples)
         return loss, td_abs_errors, td_abs_errors
 
-    def loss(self, samples: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    def loss(self, samples: NamedArrayTuple) -> tuple[torch.Tensor, torch.Tensor]:
         """Mean Huber (or squared) TD error over a replay batch ``[batch_B]``, each sample's term weighted
         by ``samples.is_weights`` when the batch has them (prioritized replay), and ``|TD error|`` per
         sample (clipped at ``delta_clip``) for logging and priorities."""
@@ -364,7 +373,7 @@ class DQN(RlAlgorithm):
         beta = self.pri_beta_init + progress * (self.pri_beta_final - self.pri_beta_init)
         self.replay_buffer.set_beta(beta)
 
-    def examples_to_buffer(self, examples: Any) -> Any:
+    def examples_to_buffer(self, examples: dict[str, Any]) -> NamedArrayTuple:
         """One replay row built from the sampler's examples; the replay is allocated from it. Override it
         together with :meth:`samples_to_buffer` to store an extra field (as in rlpyt)."""
         return self.samples_to_buffer_from(
@@ -375,7 +384,7 @@ class DQN(RlAlgorithm):
             env_info=examples["env_info"],
         )
 
-    def samples_to_buffer(self, samples: Any) -> Any:
+    def samples_to_buffer(self, samples: SamplesBatch) -> NamedArrayTuple:
         """The fields of a sampled batch the replay stores (rows shaped like :meth:`examples_to_buffer`'s)."""
         return self.samples_to_buffer_from(
             observation=samples.env.observation,
@@ -386,9 +395,11 @@ class DQN(RlAlgorithm):
         )
 
     @staticmethod
-    def samples_to_buffer_from(observation: Any, action: Any, reward: Any, done: Any, env_info: Any) -> Any:
+    def samples_to_buffer_from(
+        observation: SpaceTensor | np.ndarray, action: Array, reward: Array, done: Array, env_info: NamedArrayTuple
+    ) -> NamedArrayTuple:
         """:data:`SamplesToBufferTl` when ``env_info`` has ``timeout``, else :data:`SamplesToBuffer`."""
-        timeout = getattr(env_info, "timeout", None)
+        timeout = optional_field(env_info, "timeout")
         if timeout is None:
             return SamplesToBuffer(observation, action, reward, done)
         return SamplesToBufferTl(observation, action, reward, done, timeout)

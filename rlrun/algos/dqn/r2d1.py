@@ -11,17 +11,23 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
+from rlrun.agents.base import BaseAgent, SpaceTensor
 from rlrun.agents.dqn.r2d1_agent import R2d1AgentBase
 from rlrun.algos.dqn.dqn import DQN, SamplesToBuffer, SamplesToBufferTl, is_frame_stack
+from rlrun.models.lstm import RecurrentState
 from rlrun.replays.factory import Prioritized, Sequences, make_replay_buffer
 from rlrun.utils.buffer import buffer_func, buffer_method, buffer_to
-from rlrun.utils.collections import namedarraytuple, namedtuple
+from rlrun.utils.collections import NamedArrayTuple, fields_of, namedarraytuple, namedtuple
+from rlrun.utils.data_model import SamplesBatch
 from rlrun.utils.returns import discount_return_n_step, valid_from_done
 from rlrun.utils.tensor import select_at_indexes, valid_mean
+
+if TYPE_CHECKING:  # samplers sit beside algos in the layers; only the type is needed
+    from rlrun.samplers.collections import BatchSpec
 
 __all__ = [
     "R2D1",
@@ -54,14 +60,14 @@ def inv_value_rescale(z: torch.Tensor, eps: float) -> torch.Tensor:
 
 
 def run_with_resets(
-    model: Callable[..., tuple[torch.Tensor, Any]],
-    observation: Any,
+    model: Callable[..., tuple[torch.Tensor, RecurrentState]],
+    observation: SpaceTensor,
     prev_action: torch.Tensor,
     prev_reward: torch.Tensor,
-    rnn_state: Any,
+    rnn_state: RecurrentState | None,
     reset: torch.Tensor,
     pass_reset: bool = False,
-) -> tuple[torch.Tensor, Any]:
+) -> tuple[torch.Tensor, RecurrentState | None]:
     """Run a recurrent ``model`` over ``[T, B]`` inputs, starting each sequence's state from zeros at
     the steps where ``reset[t, b]`` (an episode starts there), as the agent did when sampling.
 
@@ -84,7 +90,7 @@ def run_with_resets(
     return torch.cat(outputs), rnn_state
 
 
-def _zero_where(rnn_state: Any, reset: torch.Tensor) -> Any:
+def _zero_where(rnn_state: RecurrentState | None, reset: torch.Tensor) -> RecurrentState | None:
     """``[N, B, ...]`` states with the columns of ``reset`` (``[B]`` bool) set to zero."""
     if rnn_state is None or not bool(reset.any()):
         return rnn_state
@@ -118,6 +124,8 @@ class R2D1(DQN):
     equal to the sampler's ``batch_T`` (40) and a wait-reset sampler are the intended setting. The
     replay is a frame replay for stacked image frames; ``ReplayBufferCls`` replaces the choice.
     """
+
+    agent: R2d1AgentBase  # the agent methods this algorithm calls
 
     opt_info_fields = OptInfo._fields
     OptInfoCls: Any = OptInfo
@@ -199,8 +207,8 @@ class R2D1(DQN):
         self.input_priority_shift = input_priority_shift
         self.value_scale_eps = value_scale_eps
 
-    def check_agent(self, agent: Any) -> None:
-        if not getattr(agent, "recurrent", False):
+    def check_agent(self, agent: BaseAgent) -> None:
+        if not agent.recurrent:
             raise TypeError(
                 f"R2D1 trains recurrent agents (R2d1Agent, AtariR2d1Agent); got {type(agent).__name__}. Use DQN for "
                 "feedforward agents."
@@ -208,7 +216,7 @@ class R2D1(DQN):
 
     # --- replay -----------------------------------------------------------------------------------
 
-    def initialize_replay_buffer(self, examples: Any, batch_spec: Any, async_: bool = False) -> None:
+    def initialize_replay_buffer(self, examples: dict[str, Any], batch_spec: BatchSpec, async_: bool = False) -> None:
         """A sequence replay of ``warmup_T + batch_T``-step sequences, storing the agent's state every
         ``store_rnn_state_interval`` steps; frame-based for stacked image frames, prioritized with
         ``prioritized_replay``, or ``ReplayBufferCls``."""
@@ -220,10 +228,10 @@ class R2D1(DQN):
         example = self.examples_to_buffer(examples)
         if self.store_rnn_state_interval > 0:
             agent_info = examples["agent_info"]
-            if "prev_rnn_state" not in getattr(agent_info, "_fields", ()):
+            if "prev_rnn_state" not in fields_of(agent_info):
                 raise ValueError(
                     f"R2D1 stores the agent's recurrent state every {self.store_rnn_state_interval} steps, but the "
-                    f"agent's step records no agent_info.prev_rnn_state (fields: {getattr(agent_info, '_fields', None)}). "
+                    f"agent's step records no agent_info.prev_rnn_state (fields: {fields_of(agent_info)}). "
                     "Record the state each step started from, batch-first, as R2d1Agent does, or set "
                     "store_rnn_state_interval=0 to start every replayed sequence from zeros."
                 )
@@ -279,7 +287,7 @@ class R2D1(DQN):
         Cls = SamplesToBufferTlRnn if "timeout" in rows._fields else SamplesToBufferRnn
         return Cls(*rows, prev_rnn_state=prev_rnn_state)
 
-    def samples_to_buffer(self, samples: Any) -> Any:
+    def samples_to_buffer(self, samples: SamplesBatch) -> NamedArrayTuple:
         """The replay's rows, with the agent's recorded states, and the input priorities if used."""
         rows = super().samples_to_buffer(samples)
         if self.store_rnn_state_interval > 0:
@@ -288,7 +296,7 @@ class R2D1(DQN):
             rows = PrioritiesSamplesToBuffer(priorities=self.compute_input_priorities(samples), samples=rows)
         return rows
 
-    def compute_input_priorities(self, samples: Any) -> Any:
+    def compute_input_priorities(self, samples: SamplesBatch) -> torch.Tensor:
         """A priority per env for the sequence these samples end, from the Q-values the online network
         gave while sampling: n-step TD errors of the steps whose window and bootstrap state lie in the
         batch (through the value rescaling), combined as ``pri_eta * max + (1 - pri_eta) * mean``.
@@ -317,11 +325,11 @@ class R2D1(DQN):
 
     # --- optimisation -----------------------------------------------------------------------------
 
-    def sample_replay(self) -> Any:
+    def sample_replay(self) -> NamedArrayTuple:
         """A training batch from the replay: ``batch_B`` sequences."""
         return self.replay_buffer.sample_batch(self.batch_B)
 
-    def loss_and_priorities(self, samples: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def loss_and_priorities(self, samples: NamedArrayTuple) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         return self.loss(samples)
 
     def train_step(self, opt_info: Any) -> torch.Tensor:
@@ -330,7 +338,7 @@ class R2D1(DQN):
         opt_info.priority.extend(priorities.tolist())
         return priorities
 
-    def loss(self, samples: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:  # type: ignore[override]
+    def loss(self, samples: NamedArrayTuple) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:  # type: ignore[override]
         """Loss over a batch of sequences ``[warmup_T + batch_T (+ n), batch_B]``; returns ``(loss, |TD
         error| [batch_T, batch_B] (0 where not trained), new priorities [batch_B])``."""
         wT, bT, n = self.warmup_T, self.batch_T, self.n_step_return
@@ -347,7 +355,12 @@ class R2D1(DQN):
 
         pass_reset = isinstance(self.agent, R2d1AgentBase)  # other agents take rlpyt's four inputs
 
-        def over(model: Callable[..., tuple[torch.Tensor, Any]], start: int, stop: int | None, state: Any):
+        def over(
+            model: Callable[..., tuple[torch.Tensor, RecurrentState]],
+            start: int,
+            stop: int | None,
+            state: RecurrentState | None,
+        ) -> tuple[torch.Tensor, RecurrentState | None]:
             s = slice(start, stop)
             return run_with_resets(
                 model, observation[s], prev_action[s], prev_reward[s], state, reset[s], pass_reset=pass_reset

@@ -7,8 +7,10 @@ from typing import Any
 import torch
 
 from rlrun.agents.pg.base import rnn_state_from_storage
+from rlrun.algos.base import OptInfoTuple
 from rlrun.algos.optim import clip_grad_norm, optimizer_parameters
-from rlrun.algos.pg.base import LossTerms, OptInfo, PolicyGradientAlgo, entropy_and_perplexity, scalar
+from rlrun.algos.pg.base import LossTerms, OptInfo, PolicyGradientAlgo, entropy_and_perplexity, require_samples, scalar
+from rlrun.utils.data_model import SamplesBatch
 from rlrun.utils.tensor import valid_mean
 
 __all__ = ["A2C", "LossTerms"]
@@ -55,8 +57,11 @@ class A2C(PolicyGradientAlgo):
             lr_schedule_steps=lr_schedule_steps,
         )
 
-    def optimize_agent(self, itr: int, samples: Any = None, sampler_itr: int | None = None) -> OptInfo:
+    def optimize_agent(
+        self, itr: int, samples: SamplesBatch | None = None, sampler_itr: int | None = None
+    ) -> OptInfoTuple:
         """One gradient step on the whole ``[T, B]`` batch."""
+        samples = require_samples(self, samples)
         if self.linear_lr_schedule:
             self.decay_learning_rate(itr)
         self.optimizer.zero_grad()
@@ -75,14 +80,17 @@ class A2C(PolicyGradientAlgo):
             valueLoss=[scalar(terms.value_loss)],
         )
 
-    def loss(self, samples: Any) -> LossTerms:
+    def loss(self, samples: SamplesBatch) -> LossTerms:
         """The A2C loss on a sampled batch, from one forward pass of the agent (with grad). Unpacks as
         rlpyt's ``(loss, entropy, perplexity)``; ``pi_loss`` and ``value_loss`` are attributes."""
         agent_inputs = self.agent_inputs(samples)
         return_, advantage, valid = self.process_returns(samples)
         if self.agent.recurrent:  # the whole [T, B] batch, from the sampling start state
-            init_rnn_state = rnn_state_from_storage(self.initial_rnn_state(samples))
-            dist_info, value, _next_rnn_state = self.agent(*agent_inputs, init_rnn_state)
+            stored_rnn_state = self.initial_rnn_state(samples)
+            assert stored_rnn_state is not None  # initial_rnn_state raises for a recurrent agent without one
+            init_rnn_state = rnn_state_from_storage(stored_rnn_state)
+            # A recurrent agent's __call__ takes the state too; BaseAgent declares the feedforward inputs.
+            dist_info, value, _next_rnn_state = self.agent(*agent_inputs, init_rnn_state)  # type: ignore[call-arg]
         else:
             dist_info, value = self.agent(*agent_inputs)
         dist = self.agent.distribution

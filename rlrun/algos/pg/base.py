@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
-from rlrun.agents.base import AgentInputs
+from rlrun.agents.base import AgentInputs, BaseAgent
 from rlrun.algos.base import RlAlgorithm
 from rlrun.algos.optim import make_optimizer
 from rlrun.distributions.base import Distribution
+from rlrun.models.lstm import RecurrentState
 from rlrun.utils.buffer import buffer_to
-from rlrun.utils.collections import namedtuple, optional_field
+from rlrun.utils.collections import NamedArrayTuple, namedtuple, optional_field
+from rlrun.utils.data_model import SamplesBatch
 from rlrun.utils.returns import generalized_advantage_estimation, generalized_advantage_estimation_tl, valid_from_done
 from rlrun.utils.tensor import valid_mean
+
+if TYPE_CHECKING:  # samplers sit beside algos in the layers; only the type is needed
+    from rlrun.samplers.collections import BatchSpec
 
 __all__ = [
     "PolicyGradientAlgo",
@@ -29,7 +34,7 @@ __all__ = [
 OptInfo = namedtuple("OptInfo", ["loss", "gradNorm", "entropy", "perplexity", "piLoss", "valueLoss"])
 
 
-class LossTerms(tuple):
+class LossTerms(tuple[torch.Tensor, ...]):
     """A loss with its diagnostics. It unpacks as rlpyt's ``(loss, entropy, perplexity)``, so a subclass
     can write ``loss, entropy, perplexity = super().loss(...)``; the loss's other parts (``pi_loss``,
     ``value_loss``, PPO's ``approx_kl`` and ``clip_fraction``) are attributes, None where unknown."""
@@ -40,7 +45,7 @@ class LossTerms(tuple):
         return terms
 
     @classmethod
-    def of(cls, result: Any) -> LossTerms:
+    def of(cls, result: LossTerms | tuple[torch.Tensor, torch.Tensor, torch.Tensor]) -> LossTerms:
         """What a ``loss`` method returned (these terms, or rlpyt's plain 3-tuple) as LossTerms."""
         return result if isinstance(result, cls) else cls(*result)
 
@@ -61,7 +66,9 @@ _MISSING_RNN_STATE = (
 )
 
 
-def check_recurrent_setup(algo: Any, agent: Any, mid_batch_reset: bool, examples: Any = None) -> None:
+def check_recurrent_setup(
+    algo: RlAlgorithm[BaseAgent], agent: BaseAgent, mid_batch_reset: bool, examples: dict[str, Any] | None = None
+) -> None:
     """Refuse what a recurrent agent cannot train from: envs reset mid-batch, or no stored RNN state."""
     if mid_batch_reset:
         raise ValueError(
@@ -76,13 +83,24 @@ def check_recurrent_setup(algo: Any, agent: Any, mid_batch_reset: bool, examples
         raise ValueError(_MISSING_RNN_STATE.format(algo=type(algo).__name__, agent=type(agent).__name__))
 
 
+def require_samples(algo: RlAlgorithm[BaseAgent], samples: SamplesBatch | None) -> SamplesBatch:
+    """``samples``, which an on-policy algorithm cannot train without (``None`` is for replay algorithms
+    under asynchronous runners)."""
+    if samples is None:
+        raise ValueError(
+            f"{type(algo).__name__}.optimize_agent needs the batch just sampled: it trains on-policy, with no "
+            "replay to draw from. Pass optimize_agent(itr, samples), e.g. from MinibatchRl, not AsyncRl."
+        )
+    return samples
+
+
 def scalar(value: torch.Tensor | None) -> float:
     """A diagnostic for opt_info: the tensor's value, or NaN when a custom loss did not give it."""
     return float("nan") if value is None else value.item()
 
 
 def entropy_and_perplexity(
-    dist: Any, dist_info: Any, valid: torch.Tensor | None, with_grad: bool
+    dist: Distribution, dist_info: NamedArrayTuple, valid: torch.Tensor | None, with_grad: bool
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The mean entropy of ``dist_info`` (in the autograd graph only ``with_grad``, i.e. when the loss has an
     entropy bonus) and the mean perplexity, for logging, from the same per-step entropies where the
@@ -103,7 +121,7 @@ def normalized(advantage: torch.Tensor, valid: torch.Tensor | None = None) -> to
     return (advantage - adv.mean()) / adv.std(correction=0).clamp(min=1e-6)
 
 
-class PolicyGradientAlgo(RlAlgorithm):
+class PolicyGradientAlgo(RlAlgorithm[BaseAgent]):
     """Base of on-policy actor-critic algorithms; subclasses implement ``optimize_agent``.
 
     Needs an agent whose ``__call__`` returns ``(dist_info, value)``, whose ``step`` records
@@ -162,11 +180,11 @@ class PolicyGradientAlgo(RlAlgorithm):
 
     def initialize(
         self,
-        agent: Any,
+        agent: BaseAgent,
         n_itr: int,
-        batch_spec: Any,
+        batch_spec: BatchSpec,
         mid_batch_reset: bool = False,
-        examples: Any = None,
+        examples: dict[str, Any] | None = None,
         world_size: int = 1,
         rank: int = 0,
     ) -> None:
@@ -208,7 +226,7 @@ class PolicyGradientAlgo(RlAlgorithm):
             group["lr"] = self.learning_rate * frac
         return frac
 
-    def agent_inputs(self, samples: Any) -> AgentInputs:
+    def agent_inputs(self, samples: SamplesBatch) -> NamedArrayTuple:
         """The agent's inputs for a sampled batch, on the agent's device; agents that normalise
         observations update their statistics here."""
         agent_inputs = AgentInputs(
@@ -221,7 +239,7 @@ class PolicyGradientAlgo(RlAlgorithm):
             self.agent.update_obs_rms(agent_inputs.observation)
         return agent_inputs
 
-    def initial_rnn_state(self, samples: Any) -> Any:
+    def initial_rnn_state(self, samples: SamplesBatch) -> RecurrentState | None:
         """The recurrent state each env's sequence in ``samples`` starts from, batch-first (``[B, N, H]``,
         as the agent stored it in ``agent_info.prev_rnn_state`` at t=0); None for a feedforward agent."""
         if not self.agent.recurrent:
@@ -231,7 +249,7 @@ class PolicyGradientAlgo(RlAlgorithm):
             raise ValueError(_MISSING_RNN_STATE.format(algo=type(self).__name__, agent=type(self.agent).__name__))
         return stored[0]
 
-    def process_returns(self, samples: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    def process_returns(self, samples: SamplesBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """``(return_, advantage, valid)``, each ``[T, B]``, from a sampled batch.
 
         Advantages are GAE(``gae_lambda``) over ``agent_info.value`` and ``bootstrap_value``
@@ -268,7 +286,8 @@ class PolicyGradientAlgo(RlAlgorithm):
             )
         if in_numpy:
             advantage, return_ = torch.from_numpy(advantage), torch.from_numpy(return_)
-        valid = None if self.mid_batch_reset else valid_from_done(done)
+        # Samplers give on-policy algorithms torch tensors (as_tensor returns them as they are).
+        valid = None if self.mid_batch_reset else valid_from_done(torch.as_tensor(done))
         if self.normalize_advantage:
             advantage = normalized(advantage, valid)
         return return_, advantage, valid

@@ -9,10 +9,21 @@ import torch
 
 from rlrun.agents.base import AgentInputs
 from rlrun.agents.pg.base import rnn_state_from_storage
+from rlrun.algos.base import OptInfoTuple
 from rlrun.algos.optim import clip_grad_norm, optimizer_parameters
-from rlrun.algos.pg.base import LossTerms, OptInfo, PolicyGradientAlgo, entropy_and_perplexity, normalized, scalar
+from rlrun.algos.pg.base import (
+    LossTerms,
+    OptInfo,
+    PolicyGradientAlgo,
+    entropy_and_perplexity,
+    normalized,
+    require_samples,
+    scalar,
+)
+from rlrun.models.lstm import RecurrentState
 from rlrun.utils.buffer import buffer_func
-from rlrun.utils.collections import namedarraytuple, namedtuple
+from rlrun.utils.collections import NamedArrayTuple, namedarraytuple, namedtuple
+from rlrun.utils.data_model import SamplesBatch
 from rlrun.utils.tensor import valid_mean
 
 __all__ = ["PPO", "OptInfoPpo", "LossInputs", "LossTerms"]
@@ -110,8 +121,11 @@ class PPO(PolicyGradientAlgo):
             )
         self.batch_size = T * B // self.minibatches
 
-    def optimize_agent(self, itr: int, samples: Any = None, sampler_itr: int | None = None) -> Any:
+    def optimize_agent(
+        self, itr: int, samples: SamplesBatch | None = None, sampler_itr: int | None = None
+    ) -> OptInfoTuple:
         """``epochs`` x ``minibatches`` gradient steps on one ``[T, B]`` batch."""
+        samples = require_samples(self, samples)
         agent_inputs = self.agent_inputs(samples)  # on the device once; minibatches index there
         return_, advantage, valid = self.process_returns(samples)
         loss_inputs = LossInputs(
@@ -176,8 +190,8 @@ class PPO(PolicyGradientAlgo):
         return_: torch.Tensor,
         advantage: torch.Tensor,
         valid: torch.Tensor | None,
-        old_dist_info: Any,
-        init_rnn_state: Any = None,
+        old_dist_info: NamedArrayTuple,
+        init_rnn_state: RecurrentState | None = None,
         old_value: torch.Tensor | None = None,
     ) -> LossTerms:
         """The PPO loss on one minibatch, clipping the ratio at ``current_ratio_clip``. Unpacks as rlpyt's
@@ -188,7 +202,10 @@ class PPO(PolicyGradientAlgo):
         their state at ``t=0`` as stored, batch-first ``[mb, N, H]`` (rlpyt's convention). ``old_value``, the
         values recorded when sampling, is given when ``value_clip`` is set."""
         if init_rnn_state is not None:
-            dist_info, value, _next_rnn_state = self.agent(*agent_inputs, rnn_state_from_storage(init_rnn_state))
+            # A recurrent agent's __call__ takes the state too; BaseAgent declares the feedforward inputs.
+            dist_info, value, _next_rnn_state = self.agent(  # type: ignore[call-arg]
+                *agent_inputs, rnn_state_from_storage(init_rnn_state)
+            )
         else:
             dist_info, value = self.agent(*agent_inputs)
         dist = self.agent.distribution

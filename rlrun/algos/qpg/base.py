@@ -6,21 +6,29 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import torch
 
-from rlrun.algos.base import RlAlgorithm
+from rlrun.agents.base import SpaceTensor
+from rlrun.agents.qpg.base import QpgAgentBase
+from rlrun.algos.base import OptInfoTuple, RlAlgorithm
 from rlrun.algos.dqn.dqn import SamplesToBuffer, SamplesToBufferTl
 from rlrun.algos.optim import clipped_step, fused_adam_kwargs, make_optimizer
 from rlrun.replays.factory import make_replay_buffer
+from rlrun.utils.collections import NamedArrayTuple, fields_of, optional_field
+from rlrun.utils.data_model import Array, SamplesBatch
+
+if TYPE_CHECKING:  # samplers sit beside algos in the layers; only the type is needed
+    from rlrun.samplers.collections import BatchSpec
 
 __all__ = ["OffPolicyActorCritic", "SamplesToBuffer", "SamplesToBufferTl", "clipped_step", "fused_adam_kwargs"]
 
 _log = logging.getLogger(__name__)
 
 
-class OffPolicyActorCritic(RlAlgorithm):
+class OffPolicyActorCritic(RlAlgorithm[QpgAgentBase]):
     """Replay handling and the update loop of DDPG, TD3 and SAC; subclasses write :meth:`train_step`.
 
     Per sampler iteration :meth:`optimize_agent` appends the batch to the replay and, from sampler itr
@@ -97,23 +105,24 @@ class OffPolicyActorCritic(RlAlgorithm):
 
     def initialize(
         self,
-        agent: Any,
+        agent: QpgAgentBase,
         n_itr: int,
-        batch_spec: Any,
+        batch_spec: BatchSpec,
         mid_batch_reset: bool = False,
-        examples: Any = None,
+        examples: dict[str, Any] | None = None,
         world_size: int = 1,
         rank: int = 0,
     ) -> None:
         """Check the agent, tell it ``min_itr_learn``, build the replay from ``examples`` and the optimisers."""
         name = type(self).__name__
+        # Duck-typed on purpose: rlpyt-style agents that are not QpgAgentBase subclasses train too.
         missing = [m for m in self.agent_methods if not callable(getattr(agent, m, None))]
         if missing:
             raise TypeError(
                 f"{name} trains an agent with {list(self.agent_methods)}, but {type(agent).__name__} lacks "
                 f"{missing}. Use {self.agent_example} (rlrun.agents.qpg) or a subclass of it."
             )
-        if getattr(agent, "recurrent", False):
+        if agent.recurrent:
             raise TypeError(f"{name} trains feedforward agents; {type(agent).__name__} is recurrent.")
         if examples is None:
             raise ValueError(f"{name}.initialize needs examples (from sampler.initialize) to build the replay buffer.")
@@ -137,7 +146,7 @@ class OffPolicyActorCritic(RlAlgorithm):
         self.initialize_replay_buffer(examples, batch_spec)
         self.optim_initialize(rank)
 
-    def initialize_replay_buffer(self, examples: Any, batch_spec: Any, async_: bool = False) -> None:
+    def initialize_replay_buffer(self, examples: dict[str, Any], batch_spec: BatchSpec, async_: bool = False) -> None:
         """A uniform replay of rows like :meth:`examples_to_buffer`'s, with ``timeout`` when bootstrapping
         through time limits, or ``ReplayBufferCls``. ``async_``: its asynchronous variant, in shared memory
         under a reader-writer lock."""
@@ -181,21 +190,28 @@ class OffPolicyActorCritic(RlAlgorithm):
         _log.info("%s replay: %s of %d steps.", type(self).__name__, ReplayCls.__name__, replay_kwargs["size"])
         self.replay_buffer = ReplayCls(**replay_kwargs)
 
-    def examples_to_buffer(self, examples: Any) -> Any:
+    def examples_to_buffer(self, examples: dict[str, Any]) -> NamedArrayTuple:
         """One replay row from the sampler's examples; the replay is allocated from it."""
         return self.samples_to_buffer_from(
             examples["observation"], examples["action"], examples["reward"], examples["done"], examples["env_info"]
         )
 
-    def samples_to_buffer(self, samples: Any) -> Any:
+    def samples_to_buffer(self, samples: SamplesBatch) -> NamedArrayTuple:
         """The fields of a sampled batch the replay stores."""
         return self.samples_to_buffer_from(
             samples.env.observation, samples.agent.action, samples.env.reward, samples.env.done, samples.env.env_info
         )
 
-    def samples_to_buffer_from(self, observation: Any, action: Any, reward: Any, done: Any, env_info: Any) -> Any:
+    def samples_to_buffer_from(
+        self,
+        observation: SpaceTensor | np.ndarray,
+        action: Array,
+        reward: Array,
+        done: Array,
+        env_info: NamedArrayTuple,
+    ) -> NamedArrayTuple:
         """:data:`SamplesToBufferTl` when bootstrapping through time limits, else :data:`SamplesToBuffer`."""
-        timeout = getattr(env_info, "timeout", None)
+        timeout = optional_field(env_info, "timeout")
         if not self.bootstrap_timelimit:
             return SamplesToBuffer(observation, action, reward, done)
         if timeout is None:
@@ -219,7 +235,9 @@ class OffPolicyActorCritic(RlAlgorithm):
 
     # --- training --------------------------------------------------------------------------------
 
-    def optimize_agent(self, itr: int, samples: Any = None, sampler_itr: int | None = None) -> Any:
+    def optimize_agent(
+        self, itr: int, samples: SamplesBatch | None = None, sampler_itr: int | None = None
+    ) -> OptInfoTuple:
         """Append ``samples`` to the replay, then take ``updates_per_optimize`` gradient steps (none
         before ``min_itr_learn``). ``sampler_itr`` (asynchronous runners) replaces ``itr``."""
         itr = itr if sampler_itr is None else sampler_itr
@@ -240,15 +258,15 @@ class OffPolicyActorCritic(RlAlgorithm):
         """The algorithm's ``OptInfo`` with an empty list per field."""
         raise NotImplementedError
 
-    def train_step(self, samples: Any, opt_info: Any) -> None:
+    def train_step(self, samples: NamedArrayTuple, opt_info: Any) -> None:
         """One gradient step (of each optimiser due) on a replay batch; append to ``opt_info``'s lists.
         ``update_counter`` already counts this step."""
         raise NotImplementedError
 
-    def target_discount(self, samples: Any) -> torch.Tensor | float:
+    def target_discount(self, samples: NamedArrayTuple) -> torch.Tensor | float:
         """The bootstrap discount per sample: ``discount ** steps_n`` where the batch has ``steps_n``
         (windows shortened by a time limit), else ``discount ** n_step_return``."""
-        if "steps_n" in samples._fields:
+        if "steps_n" in fields_of(samples):
             return self.discount ** samples.steps_n.to(torch.float32)
         return self.discount**self.n_step_return
 

@@ -7,8 +7,9 @@ from typing import Any
 
 import torch
 
+from rlrun.agents.qpg.ddpg_agent import DdpgAgent
 from rlrun.algos.qpg.base import OffPolicyActorCritic, SamplesToBufferTl, clipped_step
-from rlrun.utils.collections import namedtuple
+from rlrun.utils.collections import NamedArrayTuple, namedtuple
 from rlrun.utils.tensor import valid_mean
 
 __all__ = ["DDPG", "OptInfo", "SamplesToBuffer"]
@@ -31,6 +32,8 @@ class DDPG(OffPolicyActorCritic):
     Replay, update schedule and time limits: see :class:`~rlrun.algos.qpg.base.OffPolicyActorCritic`.
     Train :class:`~rlrun.agents.qpg.ddpg_agent.DdpgAgent`. Defaults are rlpyt's.
     """
+
+    agent: DdpgAgent  # the agent methods this algorithm calls
 
     opt_info_fields = OptInfo._fields
     agent_methods = ("give_min_itr_learn", "update_target", "q", "q_at_mu", "target_q_at_mu", "mu_parameters", "q_parameters")  # fmt: skip
@@ -93,7 +96,7 @@ class DDPG(OffPolicyActorCritic):
     def empty_opt_info(self) -> Any:
         return OptInfo(*([] for _ in OptInfo._fields))
 
-    def train_step(self, samples: Any, opt_info: Any) -> None:
+    def train_step(self, samples: NamedArrayTuple, opt_info: Any) -> None:
         """A critic step, then a policy step on the same batch when ``update_counter`` is due."""
         q_loss = self.q_loss(samples)
         q_grad_norm = clipped_step(self.q_optimizer, q_loss, self.agent.q_parameters(), self.clip_grad_norm)
@@ -105,13 +108,14 @@ class DDPG(OffPolicyActorCritic):
             opt_info.muLoss.append(mu_loss.item())
             opt_info.muGradNorm.append(mu_grad_norm)
 
-    def mu_loss(self, samples: Any, valid: torch.Tensor | None = None) -> torch.Tensor:
+    def mu_loss(self, samples: NamedArrayTuple, valid: torch.Tensor | None = None) -> torch.Tensor:
         """``-mean(Q(s, mu(s)))`` over the batch (``valid`` masks samples, as in rlpyt)."""
         return -valid_mean(self.agent.q_at_mu(*samples.agent_inputs), valid)
 
-    def q_loss(self, samples: Any, valid: torch.Tensor | None = None) -> torch.Tensor:
+    def q_loss(self, samples: NamedArrayTuple, valid: torch.Tensor | None = None) -> torch.Tensor:
         """``mean(0.5 * (y - Q(s, a))^2)`` against the clipped n-step target ``y``."""
-        q = self.agent.q(*samples.agent_inputs, samples.action)
+        observation, prev_action, prev_reward = samples.agent_inputs  # the critics take the action after them
+        q = self.agent.q(observation, prev_action, prev_reward, samples.action)
         with torch.no_grad():
             target_q = self.agent.target_q_at_mu(*samples.target_inputs)
             y = samples.return_ + (1 - samples.done_n.float()) * self.target_discount(samples) * target_q

@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from rlrun.agents.qpg.sac_agent import SacAgent
 from rlrun.algos.qpg.base import OffPolicyActorCritic, SamplesToBuffer, SamplesToBufferTl, clipped_step
 from rlrun.distributions.gaussian import DistInfo, Gaussian
-from rlrun.utils.collections import namedtuple
+from rlrun.utils.collections import NamedArrayTuple, namedtuple
 from rlrun.utils.tensor import valid_mean
 
 __all__ = ["SAC", "OptInfo", "SamplesToBuffer", "SamplesToBufferTl"]
@@ -57,6 +58,8 @@ class SAC(OffPolicyActorCritic):
     follow by Polyak averaging. Replay, update schedule and time limits: see
     :class:`~rlrun.algos.qpg.base.OffPolicyActorCritic`. Defaults are rlpyt's.
     """
+
+    agent: SacAgent  # the agent methods this algorithm calls
 
     opt_info_fields = OptInfo._fields
     agent_methods = ("give_min_itr_learn", "update_target", "q", "target_q", "pi", "pi_parameters", "q1_parameters", "q2_parameters")  # fmt: skip
@@ -132,6 +135,7 @@ class SAC(OffPolicyActorCritic):
         self.pi_optimizer = self.make_optimizer(agent.pi_parameters(), self.learning_rate)
         self.q1_optimizer = self.make_optimizer(agent.q1_parameters(), self.learning_rate)
         self.q2_optimizer = self.make_optimizer(agent.q2_parameters(), self.learning_rate)
+        assert agent.env_spaces is not None  # set by the agent's initialize, which runs before this
         action_dim = int(np.prod(agent.env_spaces.action.shape))
         if self.fixed_alpha is None:
             self._log_alpha = torch.zeros(1, requires_grad=True)
@@ -156,14 +160,14 @@ class SAC(OffPolicyActorCritic):
     def empty_opt_info(self) -> Any:
         return OptInfo(*([] for _ in OptInfo._fields))
 
-    def train_step(self, samples: Any, opt_info: Any) -> None:
+    def train_step(self, samples: NamedArrayTuple, opt_info: Any) -> None:
         """Temperature, policy, then critic steps on the losses of one batch."""
         losses, values = self.loss(samples)
         q1_loss, q2_loss, pi_loss, alpha_loss = losses
         if alpha_loss is not None:
             assert self.alpha_optimizer is not None
             self.alpha_optimizer.zero_grad()
-            alpha_loss.backward()
+            torch.autograd.backward(alpha_loss)
             self.alpha_optimizer.step()
             self._alpha = torch.exp(self._log_alpha.detach())
         agent = self.agent
@@ -200,15 +204,17 @@ class SAC(OffPolicyActorCritic):
         opt_info.alpha.append(self.alpha)
 
     def loss(
-        self, samples: Any
+        self, samples: NamedArrayTuple
     ) -> tuple[tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None], tuple[torch.Tensor, ...]]:
         """``((q1_loss, q2_loss, pi_loss, alpha_loss or None), (q1, q2, pi_mean, pi_log_std))`` for a
         replay batch with leading dim ``[B]``; the second tuple is detached, for logging."""
         agent = self.agent
-        q1, q2 = agent.q(*samples.agent_inputs, samples.action)
+        observation, prev_action, prev_reward = samples.agent_inputs  # the critics take the action after them
+        q1, q2 = agent.q(observation, prev_action, prev_reward, samples.action)
         with torch.no_grad():
             next_action, next_log_pi, _ = agent.pi(*samples.target_inputs)
-            target_q1, target_q2 = agent.target_q(*samples.target_inputs, next_action)
+            next_observation, next_prev_action, next_prev_reward = samples.target_inputs
+            target_q1, target_q2 = agent.target_q(next_observation, next_prev_action, next_prev_reward, next_action)
             target_value = torch.min(target_q1, target_q2) - self._alpha * next_log_pi
             not_done = 1 - samples.done_n.float()
             y = self.reward_scale * samples.return_ + not_done * self.target_discount(samples) * target_value
@@ -216,7 +222,7 @@ class SAC(OffPolicyActorCritic):
         q2_loss = 0.5 * valid_mean((y - q2) ** 2)
 
         new_action, log_pi, (pi_mean, pi_log_std) = agent.pi(*samples.agent_inputs)
-        new_q1, new_q2 = agent.q(*samples.agent_inputs, new_action)
+        new_q1, new_q2 = agent.q(observation, prev_action, prev_reward, new_action)
         pi_loss = valid_mean(self._alpha * log_pi - torch.min(new_q1, new_q2) - self.prior_log_pi(new_action))
 
         alpha_loss = None

@@ -6,7 +6,9 @@ from typing import Any
 
 import torch
 
+from rlrun.agents.qpg.td3_agent import Td3Agent
 from rlrun.algos.qpg.ddpg import DDPG
+from rlrun.utils.collections import NamedArrayTuple
 from rlrun.utils.tensor import valid_mean
 
 __all__ = ["TD3"]
@@ -27,6 +29,8 @@ class TD3(DDPG):
     ``learning_rate``, when given, sets the policy's rate in place of ``mu_learning_rate`` (so rlpyt's
     configs, which pass it, train as before). Other keywords: :class:`~rlrun.algos.qpg.ddpg.DDPG`'s.
     """
+
+    agent: Td3Agent  # the agent methods this algorithm calls
 
     agent_example = "Td3Agent"
 
@@ -55,9 +59,10 @@ class TD3(DDPG):
         )
         self.mu_learning_rate = mu_learning_rate
 
-    def q_loss(self, samples: Any, valid: torch.Tensor | None = None) -> torch.Tensor:
+    def q_loss(self, samples: NamedArrayTuple, valid: torch.Tensor | None = None) -> torch.Tensor:
         """Both critics' squared errors against the clipped double-Q target at the smoothed action."""
-        q1, q2 = self.agent.q(*samples.agent_inputs, samples.action)
+        observation, prev_action, prev_reward = samples.agent_inputs  # the critics take the action after them
+        q1, q2 = self.agent.q(observation, prev_action, prev_reward, samples.action)
         with torch.no_grad():
             target_q1, target_q2 = self.agent.target_q_at_mu(*samples.target_inputs)  # smoothed target action
             target_q = torch.min(target_q1, target_q2)

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import torch
 
 from rlrun.models.dqn.atari_dqn_model import nature_dqn_conv_head
 from rlrun.models.dqn.dueling import DuelingHeadModel
-from rlrun.models.lstm import RnnState, lstm_over_sequence
+from rlrun.models.lstm import RecurrentState, RnnState, lstm_over_sequence
 from rlrun.models.mlp import MlpModel
 from rlrun.models.utils import frames_to_float
 from rlrun.utils.tensor import restore_leading_dims
@@ -56,8 +55,8 @@ class AtariR2d1Model(torch.nn.Module):
         observation: torch.Tensor,
         prev_action: torch.Tensor,
         prev_reward: torch.Tensor,
-        init_rnn_state: Any = None,
-    ) -> tuple[torch.Tensor, Any]:
+        init_rnn_state: RecurrentState | None = None,
+    ) -> tuple[torch.Tensor, RecurrentState]:
         lead_dim, T, B, image = frames_to_float(observation)
         features = self.conv(image)
         out, next_rnn_state = lstm_over_sequence(self.lstm, features, prev_action, prev_reward, init_rnn_state, T, B)

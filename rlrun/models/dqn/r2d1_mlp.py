@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import torch
 
 from rlrun.models.dqn.dueling import DuelingHeadModel
-from rlrun.models.lstm import RnnState, lstm_over_sequence
+from rlrun.models.lstm import RecurrentState, RnnState, lstm_over_sequence
 from rlrun.models.mlp import MlpModel
 from rlrun.utils.tensor import infer_leading_dims, restore_leading_dims
 
@@ -52,8 +51,8 @@ class R2d1MlpModel(torch.nn.Module):
         observation: torch.Tensor,
         prev_action: torch.Tensor,
         prev_reward: torch.Tensor,
-        init_rnn_state: Any = None,
-    ) -> tuple[torch.Tensor, Any]:
+        init_rnn_state: RecurrentState | None = None,
+    ) -> tuple[torch.Tensor, RecurrentState]:
         lead_dim, T, B, _ = infer_leading_dims(observation, self._obs_ndim)
         x = observation.reshape(T * B, -1).to(torch.float32)
         features = self.mlp(x) if self.mlp is not None else x

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import torch
 import torch.nn.functional as F
 
-from rlrun.models.lstm import RnnState, lstm_over_sequence
+from rlrun.models.lstm import RecurrentState, RnnState, lstm_over_sequence
 from rlrun.models.pg.atari_ff_model import a3c_conv_head
 from rlrun.models.utils import frames_to_float
 from rlrun.utils.tensor import restore_leading_dims
@@ -50,8 +49,8 @@ class AtariLstmModel(torch.nn.Module):
         image: torch.Tensor,
         prev_action: torch.Tensor,
         prev_reward: torch.Tensor,
-        init_rnn_state: Any = None,
-    ) -> tuple[torch.Tensor, torch.Tensor, Any]:
+        init_rnn_state: RecurrentState | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor, RecurrentState]:
         lead_dim, T, B, x = frames_to_float(image)
         features = self.conv(x)
         out, next_rnn_state = lstm_over_sequence(self.lstm, features, prev_action, prev_reward, init_rnn_state, T, B)

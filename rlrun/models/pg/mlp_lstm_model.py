@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from rlrun.models.lstm import RnnState, lstm_over_sequence
+from rlrun.models.lstm import RecurrentState, RnnState, lstm_over_sequence
 from rlrun.models.mlp import MlpModel
+from rlrun.utils.collections import NamedArrayTuple
 from rlrun.utils.tensor import infer_leading_dims, restore_leading_dims
 
 __all__ = ["CategoricalPgLstmModel", "RnnState"]
@@ -40,7 +40,15 @@ class _LstmTower(torch.nn.Module):
             torch.nn.init.orthogonal_(layer.weight, gain)
             torch.nn.init.zeros_(layer.bias)
 
-    def forward(self, x, prev_action, prev_reward, init_rnn_state, T: int, B: int) -> tuple[list[torch.Tensor], Any]:
+    def forward(
+        self,
+        x: torch.Tensor,
+        prev_action: torch.Tensor,
+        prev_reward: torch.Tensor,
+        init_rnn_state: RecurrentState | None,
+        T: int,
+        B: int,
+    ) -> tuple[list[torch.Tensor], NamedArrayTuple]:
         features = self.mlp(x) if self.mlp is not None else x
         out, state = lstm_over_sequence(self.lstm, features, prev_action, prev_reward, init_rnn_state, T, B)
         return [head(out) for head in self.heads], state
@@ -87,8 +95,8 @@ class CategoricalPgLstmModel(torch.nn.Module):
         observation: torch.Tensor,
         prev_action: torch.Tensor,
         prev_reward: torch.Tensor,
-        init_rnn_state: Any = None,
-    ) -> tuple[torch.Tensor, torch.Tensor, Any]:
+        init_rnn_state: RecurrentState | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor, RecurrentState]:
         lead_dim, T, B, _ = infer_leading_dims(observation, self._obs_ndim)
         x = observation.reshape(T * B, -1).to(torch.float32)
         inputs = (x, prev_action, prev_reward)

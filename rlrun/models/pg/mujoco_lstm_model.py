@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import torch
 
-from rlrun.models.lstm import RnnState, lstm_over_sequence
+from rlrun.models.lstm import RecurrentState, RnnState, lstm_over_sequence
 from rlrun.models.mlp import MlpModel
 from rlrun.models.running_mean_std import RunningMeanStdModel
 from rlrun.utils.tensor import infer_leading_dims, restore_leading_dims
@@ -59,8 +58,8 @@ class MujocoLstmModel(torch.nn.Module):
         observation: torch.Tensor,
         prev_action: torch.Tensor,
         prev_reward: torch.Tensor,
-        init_rnn_state: Any = None,
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, Any]:
+        init_rnn_state: RecurrentState | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, RecurrentState]:
         lead_dim, T, B, _ = infer_leading_dims(observation, self._obs_ndim)
         observation = observation.to(torch.float32)
         if self.obs_rms is not None:

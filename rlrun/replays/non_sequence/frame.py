@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rlrun.replays.factory import Prioritized, replay_parts
 from rlrun.replays.transitions import TransitionReplay
+from rlrun.utils.collections import NamedArrayTuple
 
 __all__ = [
     "UniformReplayFrameBuffer",
@@ -23,7 +22,7 @@ class UniformReplayFrameBuffer(TransitionReplay):
 
     def __init__(
         self,
-        example: Any,
+        example: NamedArrayTuple,
         *,
         size: int,
         B: int,
@@ -58,7 +57,7 @@ class PrioritizedReplayFrameBuffer(TransitionReplay):
         input_priorities: bool = False,
         input_priority_shift: int = 0,
         *,
-        example: Any,
+        example: NamedArrayTuple,
         size: int,
         B: int,
         discount: float = 1,

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rlrun.replays.factory import Prioritized, replay_parts
 from rlrun.replays.transitions import SamplesFromReplayPri, SamplesFromReplayTlPri, TransitionReplay
+from rlrun.utils.collections import NamedArrayTuple
 
 __all__ = ["SamplesFromReplayPri", "SamplesFromReplayTlPri", "PrioritizedReplayBuffer", "AsyncPrioritizedReplayBuffer"]
 
@@ -29,7 +28,7 @@ class PrioritizedReplayBuffer(TransitionReplay):
         input_priorities: bool = False,
         input_priority_shift: int = 0,
         *,
-        example: Any,
+        example: NamedArrayTuple,
         size: int,
         B: int,
         discount: float = 1,

@@ -7,10 +7,9 @@ does this for any example with a ``timeout`` field (and also bootstraps through 
 
 from __future__ import annotations
 
-from typing import Any
-
 from rlrun.replays.factory import Prioritized, replay_parts
 from rlrun.replays.transitions import SamplesFromReplayTl, TransitionReplay
+from rlrun.utils.collections import NamedArrayTuple, fields_of
 
 __all__ = [
     "SamplesFromReplayTL",
@@ -24,11 +23,11 @@ __all__ = [
 SamplesFromReplayTL = SamplesFromReplayTl
 
 
-def _require_timeout(cls: type, example: Any) -> None:
-    if "timeout" not in getattr(example, "_fields", ()):
+def _require_timeout(cls: type, example: NamedArrayTuple) -> None:
+    if "timeout" not in fields_of(example):
         raise ValueError(
             f"{cls.__name__} stores time-limit flags: its example needs a field 'timeout' (e.g. "
-            f"SamplesToBufferTl from rlrun.algos.dqn.dqn); got fields {getattr(example, '_fields', None)}."
+            f"SamplesToBufferTl from rlrun.algos.dqn.dqn); got fields {fields_of(example)}."
         )
 
 
@@ -39,7 +38,7 @@ class TlUniformReplayBuffer(TransitionReplay):
 
     def __init__(
         self,
-        example: Any,
+        example: NamedArrayTuple,
         size: int,
         B: int,
         discount: float = 1,
@@ -75,7 +74,7 @@ class TlPrioritizedReplayBuffer(TransitionReplay):
         input_priorities: bool = False,
         input_priority_shift: int = 0,
         *,
-        example: Any,
+        example: NamedArrayTuple,
         size: int,
         B: int,
         discount: float = 1,

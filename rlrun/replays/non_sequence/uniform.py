@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rlrun.replays.factory import replay_parts
 from rlrun.replays.transitions import TransitionReplay
+from rlrun.utils.collections import NamedArrayTuple
 
 __all__ = ["UniformReplayBuffer", "AsyncUniformReplayBuffer"]
 
@@ -19,7 +18,7 @@ class UniformReplayBuffer(TransitionReplay):
 
     def __init__(
         self,
-        example: Any,
+        example: NamedArrayTuple,
         size: int,
         B: int,
         discount: float = 1,

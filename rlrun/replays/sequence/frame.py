@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rlrun.replays.factory import Prioritized, Sequences, replay_parts
 from rlrun.replays.sequences import SequenceReplay
+from rlrun.utils.collections import NamedArrayTuple
 
 __all__ = [
     "UniformSequenceReplayFrameBuffer",
@@ -23,7 +22,7 @@ class UniformSequenceReplayFrameBuffer(SequenceReplay):
 
     def __init__(
         self,
-        example: Any,
+        example: NamedArrayTuple,
         *,
         size: int,
         B: int,
@@ -62,7 +61,7 @@ class PrioritizedSequenceReplayFrameBuffer(SequenceReplay):
         input_priorities: bool = False,
         input_priority_shift: int = 0,
         *,
-        example: Any,
+        example: NamedArrayTuple,
         size: int,
         B: int,
         rnn_state_interval: int,

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rlrun.replays.factory import Prioritized, Sequences, replay_parts
 from rlrun.replays.sequences import SamplesFromReplayPri, SamplesFromReplayTlPri, SequenceReplay
+from rlrun.utils.collections import NamedArrayTuple
 
 __all__ = [
     "SamplesFromReplayPri",
@@ -36,7 +35,7 @@ class PrioritizedSequenceReplayBuffer(SequenceReplay):
         input_priorities: bool = False,
         input_priority_shift: int = 0,
         *,
-        example: Any,
+        example: NamedArrayTuple,
         size: int,
         B: int,
         rnn_state_interval: int,

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rlrun.replays.factory import Sequences, replay_parts
 from rlrun.replays.sequences import SequenceReplay
+from rlrun.utils.collections import NamedArrayTuple
 
 __all__ = ["UniformSequenceReplayBuffer", "AsyncUniformSequenceReplayBuffer"]
 
@@ -19,7 +18,7 @@ class UniformSequenceReplayBuffer(SequenceReplay):
 
     def __init__(
         self,
-        example: Any,
+        example: NamedArrayTuple,
         size: int,
         B: int,
         rnn_state_interval: int,
