@@ -11,27 +11,22 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+import torch
+
+from rlrun.agents.base import SpaceTensor
+from rlrun.algos.base import OptInfoTuple
+from rlrun.envs.traj_info import TrajInfo
 from rlrun.samplers.collections import BatchSpec
+from rlrun.utils.collections import NamedArrayTuple
+from rlrun.utils.data_model import SamplesBatch
 
 __all__ = ["SamplesBatch", "SamplerContract", "AlgorithmContract", "AgentContract"]
-
-
-class SamplesBatch(Protocol):
-    """A batch of ``[T, B]`` samples: ``samples.agent`` (``action``, ``prev_action``,
-    ``agent_info``, optionally ``bootstrap_value``) and ``samples.env`` (``observation``, ``reward``,
-    ``prev_reward``, ``done``, ``env_info``), each field a torch tensor or a namedarraytuple of them."""
-
-    @property
-    def agent(self) -> Any: ...
-
-    @property
-    def env(self) -> Any: ...
 
 
 class SamplerContract(Protocol):
     """The sampler as runners use it."""
 
-    TrajInfoCls: Any
+    TrajInfoCls: type[TrajInfo]
     n_worker: int
     eval_n_envs: int
     EnvCls: Callable[..., Any]  # for the run record and the videos
@@ -55,9 +50,9 @@ class SamplerContract(Protocol):
         world_size: int = 1,
     ) -> Any: ...
 
-    def obtain_samples(self, itr: int) -> tuple[SamplesBatch, Sequence[Any]]: ...
+    def obtain_samples(self, itr: int) -> tuple[SamplesBatch, Sequence[TrajInfo]]: ...
 
-    def evaluate_agent(self, itr: int) -> Sequence[Any]: ...
+    def evaluate_agent(self, itr: int) -> Sequence[TrajInfo]: ...
 
     def shutdown(self) -> None: ...
 
@@ -85,12 +80,14 @@ class AlgorithmContract(Protocol):
         n_itr: int,
         batch_spec: BatchSpec,
         mid_batch_reset: bool = False,
-        examples: Any = None,
+        examples: dict[str, Any] | None = None,
         world_size: int = 1,
         rank: int = 0,
     ) -> None: ...
 
-    def optimize_agent(self, itr: int, samples: Any = None, sampler_itr: int | None = None) -> Any: ...
+    def optimize_agent(
+        self, itr: int, samples: SamplesBatch | None = None, sampler_itr: int | None = None
+    ) -> OptInfoTuple: ...
 
     def optim_state_dict(self) -> dict[str, Any]: ...
 
@@ -108,7 +105,7 @@ class AgentContract(Protocol):
 
     def eval_mode(self, itr: int) -> None: ...
 
-    def to_device(self, cuda_idx: Any = None) -> None: ...
+    def to_device(self, cuda_idx: int | str | torch.device | None = None) -> None: ...
 
     def data_parallel(self) -> None: ...
 
@@ -120,10 +117,18 @@ class AgentContract(Protocol):
 
     def sync_shared_memory(self) -> None: ...
 
-    # Kept aside while the runner plays an episode of its own (videos).
+    # Playing an episode of its own (videos, rlrun play), with the sampling state kept aside.
     def get_step_state(self) -> dict[str, Any]: ...
 
     def set_step_state(self, state: Mapping[str, Any]) -> None: ...
+
+    def reset(self) -> None: ...
+
+    def reset_one(self, idx: int) -> None: ...
+
+    def step(
+        self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor
+    ) -> NamedArrayTuple: ...
 
 
 if TYPE_CHECKING:  # The type checker proves the base classes meet the contracts.

@@ -65,7 +65,7 @@ class Diagnostics:
     def itr_done(self, itr: int) -> None:
         self.itrs_done = itr + 1
 
-    def add_trajs(self, traj_infos: Sequence[Any]) -> None:
+    def add_trajs(self, traj_infos: Sequence[TrajInfo]) -> None:
         """Count completed trajectories and keep them in the window."""
         self.cum_completed_trajs += len(traj_infos)
         if self.traj_window is not None:
@@ -139,7 +139,7 @@ class Diagnostics:
             for key, value in columns.items():
                 logger.record_tabular(key, value, console=key in shown)
 
-    def record_infos(self, traj_infos: Sequence[Any], console_traj_stats: Mapping[str, tuple[str, ...]]) -> None:
+    def record_infos(self, traj_infos: Sequence[TrajInfo], console_traj_stats: Mapping[str, tuple[str, ...]]) -> None:
         """Record the statistics of each trajectory field (skipping ``_`` keys) and of each optimiser field
         since the last row; the optimiser buffers start empty again. ``console_traj_stats`` names the
         statistics of each trajectory field the console shows."""

@@ -11,6 +11,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from rlrun.envs.traj_info import TrajInfo
 from rlrun.runners.checkpoint import CheckpointPolicy
 from rlrun.runners.contracts import AgentContract, AlgorithmContract, SamplerContract
 from rlrun.runners.minibatch_rl_base import MinibatchRlBase
@@ -89,7 +90,7 @@ class MinibatchRlEval(MinibatchRlBase):
         eval_traj_infos, eval_time = self.evaluate_agent(itr)
         self.log_diagnostics(itr, eval_traj_infos, eval_time)
 
-    def evaluate_agent(self, itr: int) -> tuple[Sequence[Any], float]:
+    def evaluate_agent(self, itr: int) -> tuple[Sequence[TrajInfo], float]:
         """Run the sampler's evaluation with the agent in eval mode; return (traj_infos, seconds).
 
         Skipped (no trajectories, 0 s) before the algorithm's ``min_itr_learn``, except at itr 0.
@@ -115,7 +116,7 @@ class MinibatchRlEval(MinibatchRlBase):
     def log_diagnostics(
         self,
         itr: int,
-        eval_traj_infos: Sequence[Any] | None = None,
+        eval_traj_infos: Sequence[TrajInfo] | None = None,
         eval_time: float = 0.0,
         prefix: str = "Diagnostics/",
     ) -> dict[str, Any]:
@@ -126,7 +127,7 @@ class MinibatchRlEval(MinibatchRlBase):
         self.diagnostics.add_eval_time(eval_time)
         return super().log_diagnostics(itr, eval_traj_infos, eval_time, prefix=prefix)
 
-    def extra_diagnostics(self, traj_infos: Sequence[Any] | None) -> dict[str, Any]:
+    def extra_diagnostics(self, traj_infos: Sequence[TrajInfo] | None) -> dict[str, Any]:
         traj_infos = traj_infos or []
         d = self.diagnostics
         return {

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from rlrun.envs.traj_info import TrajInfo
 from rlrun.runners.base import BaseRunner
 from rlrun.runners.checkpoint import CheckpointInfo, CheckpointPolicy, NothingToResumeError, checkpoint_dir
 from rlrun.runners.checkpointer import Checkpointer
@@ -430,7 +431,7 @@ class MinibatchRlBase(BaseRunner):
             world_size=self.world_size,
         )
 
-    def store_diagnostics(self, itr: int, traj_infos: Sequence[Any], opt_info: Any) -> None:
+    def store_diagnostics(self, itr: int, traj_infos: Sequence[TrajInfo], opt_info: tuple | None) -> None:
         """Keep what iteration ``itr`` produced until the next log row."""
         self.diagnostics.itr_done(itr)
         self.diagnostics.add_trajs(traj_infos)
@@ -439,7 +440,7 @@ class MinibatchRlBase(BaseRunner):
     def log_diagnostics(
         self,
         itr: int,
-        traj_infos: Sequence[Any] | None = None,
+        traj_infos: Sequence[TrajInfo] | None = None,
         eval_time: float = 0.0,
         prefix: str = "Diagnostics/",
     ) -> dict[str, Any]:
@@ -457,11 +458,11 @@ class MinibatchRlBase(BaseRunner):
         self._log_infos(traj_infos)
         return self.diagnostics.write_row(self.algo.update_counter)
 
-    def extra_diagnostics(self, traj_infos: Sequence[Any] | None) -> dict[str, Any]:
+    def extra_diagnostics(self, traj_infos: Sequence[TrajInfo] | None) -> dict[str, Any]:
         """Runner-specific values for the row, recorded after the common ones (under the same prefix)."""
         return self.diagnostics.window_columns() if self.diagnostics.traj_window is not None else {}
 
-    def _log_infos(self, traj_infos: Sequence[Any] | None = None) -> None:
+    def _log_infos(self, traj_infos: Sequence[TrajInfo] | None = None) -> None:
         """Statistics of each trajectory field (None: the trajectory window) and of each optimiser field."""
         if traj_infos is None:
             traj_infos = list(self.diagnostics.traj_window or ())
@@ -477,7 +478,7 @@ class MinibatchRlBase(BaseRunner):
     # ---- rlpyt's names for the diagnostics' buffers, which subclasses written for rlpyt read ----
 
     @property
-    def _traj_infos(self) -> Sequence[Any]:
+    def _traj_infos(self) -> Sequence[TrajInfo]:
         return self.diagnostics.traj_window if self.diagnostics.traj_window is not None else ()
 
     @property

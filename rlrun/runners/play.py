@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import torch
 
+from rlrun.envs.base import Env
+from rlrun.runners.contracts import AgentContract
 from rlrun.utils.buffer import buffer_from_example, numpify_buffer, torchify_buffer
 
 __all__ = ["play_episodes"]
 
 
-def play_episodes(agent: Any, env: Any, n_episodes: int = 1, itr: int = 0, max_steps: int | None = None) -> list[float]:
+def play_episodes(
+    agent: AgentContract, env: Env, n_episodes: int = 1, itr: int = 0, max_steps: int | None = None
+) -> list[float]:
     """Play ``n_episodes`` episodes of ``env`` with ``agent`` (initialized on ``env.spaces``, weights
     loaded) in eval mode at iteration ``itr`` (its exploration schedule); return each episode's return.
 

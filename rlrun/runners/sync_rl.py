@@ -19,6 +19,7 @@ from typing import Any
 
 import torch.distributed as dist
 
+from rlrun.envs.traj_info import TrajInfo
 from rlrun.runners import checkpoint as ckpt
 from rlrun.runners.distributed import choose_backend, init_group, launch_env, launched_by_torchrun, open_store
 from rlrun.runners.master_affinity import check_affinity
@@ -250,7 +251,7 @@ class SyncRlMixin(MinibatchRlBase):
 
     # ---- per iteration ----
 
-    def store_diagnostics(self, itr: int, traj_infos: Sequence[Any], opt_info: Any) -> None:
+    def store_diagnostics(self, itr: int, traj_infos: Sequence[TrajInfo], opt_info: tuple | None) -> None:
         """Gather every rank's completed trajectories at rank 0 (one small collective per iteration,
         which also keeps the ranks in step), then keep them as the single-process runner does."""
         if self.world_size > 1:
