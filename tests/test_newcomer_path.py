@@ -1,5 +1,6 @@
 """A newcomer's path, with the commands written as the README writes them: the quick start, Ctrl-C,
-the resume it advises, ``rlrun info`` and ``rlrun plot``; each step's exit status and output checked."""
+the resume it advises, ``rlrun info``, ``rlrun play --video`` and ``rlrun plot``; each step's exit status
+and output checked."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def _rows(run_dir: str) -> list[dict[str, str]]:
 
 @pytest.mark.integration
 @pytest.mark.timeout(400)
-def test_quick_start_ctrl_c_resume_info_and_plot(tmp_path):
+def test_quick_start_ctrl_c_resume_info_play_video_and_plot(tmp_path):
     steps = ["--n_steps", "6144", "--log_interval_steps", "1024"]
     proc = subprocess.Popen(
         [sys.executable, QUICK_START, *steps], cwd=tmp_path, env=_env(), stdout=subprocess.PIPE,
@@ -74,6 +75,12 @@ def test_quick_start_ctrl_c_resume_info_and_plot(tmp_path):
 
     info = _rlrun(tmp_path, "info", run_dir)
     assert info.returncode == 0 and "state: finished" in info.stdout and "latest return:" in info.stdout
+
+    video = tmp_path / "play.mp4"
+    play = _rlrun(tmp_path, "play", run_dir, "--episodes", "1", "--max-steps", "50", "--video", str(video))
+    assert play.returncode == 0, play.stderr
+    assert "PPO on CartPole-v1 (a script's run)" in play.stdout and "video: " in play.stdout
+    assert video.stat().st_size > 1000
 
     png = tmp_path / "curve.png"
     plot = _rlrun(tmp_path, "plot", run_dir, "-o", str(png))

@@ -126,10 +126,13 @@ def describe_run(run_dir: str) -> list[str]:
             )
         else:
             lines.append("  resume: not possible, it wrote no checkpoint; start it again")
-    if by_cli:
-        lines.append(f"  play: rlrun play {quoted}")
-    elif os.path.isfile(os.path.join(run_dir, "params.pkl")):
-        lines.append("  play: load params.pkl as docs/checkpoints.md shows (rlrun play rebuilds rlrun train runs only)")
+    playable = os.path.isfile(os.path.join(run_dir, "params.pkl")) and (
+        by_cli or os.path.isfile(os.path.join(run_dir, "agent.pt"))
+    )
+    if playable:
+        lines.append(f"  play: rlrun play {quoted}  (--video play.mp4 to record it)")
+    else:
+        lines.append("  play: not possible, it saved no snapshot (snapshot_mode='none')")
     lines.append(f"  plot: rlrun plot {quoted} -o {shlex.quote(os.path.join(run_dir, 'learning_curve.png'))}")
     return lines
 

@@ -50,37 +50,44 @@ def main(args: argparse.Namespace, write: Callable[[str], Any] = print) -> int:
         print("rlrun play: give --render (a window) or --video (a file), not both.", file=sys.stderr)
         return 2
     try:
-        run_args, env_choice, config = resolved_run(args.run, purpose="play")
-        snapshot = load_snapshot(args.run)
-        built = copy.deepcopy(config)
-        built["sampler"]["eval_n_envs"] = 0  # one env is built here; the sampler never starts
-        for key in ("eval_max_steps", "eval_max_trajectories"):
-            built["sampler"].pop(key, None)
-        runner = build_runner(run_args.algo, env_choice, built, "serial", run_args.recurrent, seed=run_args.seed)
+        if _made_by_rlrun_train(args.run):
+            run_args, env_choice, config = resolved_run(args.run, purpose="play")
+            snapshot = load_snapshot(args.run)
+            built = copy.deepcopy(config)
+            built["sampler"]["eval_n_envs"] = 0  # one env is built here; the sampler never starts
+            for key in ("eval_max_steps", "eval_max_trajectories"):
+                built["sampler"].pop(key, None)
+            runner = build_runner(run_args.algo, env_choice, built, "serial", run_args.recurrent, seed=run_args.seed)
+            sampler = runner.sampler
+            agent: Any = runner.agent
+            EnvCls, env_kwargs = sampler.EnvCls, dict(sampler.eval_env_kwargs or sampler.env_kwargs)
+            atari, what, initialize = env_choice.family == "atari", f"{run_args.algo} on {env_choice.name}", True
+        else:  # a script's run: the agent and env its runner recorded (run.json, agent.pt)
+            agent, EnvCls, env_kwargs, what = _recorded_run(args.run)
+            snapshot = load_snapshot(args.run)
+            atari, initialize = "game" in env_kwargs and "id" not in env_kwargs, False
     except (ConfigError, FileNotFoundError) as error:
         print(f"rlrun play: {error}", file=sys.stderr)
         return 2
-    sampler, agent = runner.sampler, runner.agent
-    env_kwargs = dict(sampler.eval_env_kwargs or sampler.env_kwargs)
-    atari = env_choice.family == "atari"
     if args.render and not atari:
         env_kwargs["render_mode"] = "human"
     if args.video and not atari:
         env_kwargs["render_mode"] = "rgb_array"
     env = None
     try:
-        env = sampler.EnvCls(**env_kwargs)  # a Gymnasium env draws at its probe reset with --render
+        env = EnvCls(**env_kwargs)  # a Gymnasium env draws at its probe reset with --render
         if args.video:
             env = RecordVideo(env, args.video)
-        agent.initialize(env.spaces)
+        if initialize:
+            agent.initialize(env.spaces)
         agent.load_state_dict(snapshot["agent_state_dict"])
-        write(f"rlrun play: {run_args.algo} on {env_choice.name}, snapshot of iteration {snapshot['itr']} "
+        write(f"rlrun play: {what}, snapshot of iteration {snapshot['itr']} "
               f"({snapshot['cum_steps']:,} training steps)")  # fmt: skip
         returns = play_episodes(agent, env, args.episodes, itr=snapshot["itr"], max_steps=args.max_steps)
         for episode, episode_return in enumerate(returns, 1):
             write(f"episode {episode}: return {episode_return:g}")
     except gymnasium.error.DependencyNotInstalled:
-        print(f"rlrun play --render: Gymnasium draws {env_choice.name} with pygame, which is not installed: "
+        print(f"rlrun play --render: Gymnasium draws {env_kwargs.get('id', 'this env')} with pygame, which is not installed: "
               "pip install 'rlrun[video]'", file=sys.stderr)  # fmt: skip
         return 2
     except ImportError as error:  # the video extra is missing
@@ -93,3 +100,43 @@ def main(args: argparse.Namespace, write: Callable[[str], Any] = print) -> int:
     if isinstance(env, RecordVideo):
         write(f"video: {env.writer.path} ({env.frames} frames at {env.writer.fps:g} fps)")
     return 0
+
+
+def _made_by_rlrun_train(run_dir: str) -> bool:
+    """Whether ``run_dir``'s params.json holds an ``rlrun train`` command (else a script made the run)."""
+    import json
+    import os
+
+    path = os.path.join(run_dir, "params.json")
+    if not os.path.isfile(path):
+        return True  # let resolved_run say what is missing
+    with open(path, encoding="utf-8") as f:
+        command = json.load(f).get("command")
+    return isinstance(command, dict) and isinstance(command.get("args"), dict)
+
+
+def _recorded_run(run_dir: str) -> tuple[Any, Callable[..., Any], dict[str, Any], str]:
+    """``(agent, EnvCls, env_kwargs, description)`` of a script's run, from its run.json and agent.pt.
+
+    agent.pt is unpickled whole (it is the run's own agent object, written by its runner): only play runs
+    from folders you trust, as with any pickle."""
+    import os
+
+    import torch
+
+    from rlrun.experiments.registry import ConfigError
+    from rlrun.runners.run_record import AGENT_FILE, import_qualified, read_run_record
+
+    record = read_run_record(run_dir)
+    agent_path = os.path.join(run_dir, AGENT_FILE)
+    if record is None or not os.path.isfile(agent_path):
+        raise ConfigError(
+            f"{run_dir}: the run was started by a script, and its folder holds no {AGENT_FILE} (a run of an older "
+            "rlrun, or one without snapshots: snapshot_mode='none'). Load its params.pkl into its agent as "
+            "docs/checkpoints.md shows (Running a trained agent from its snapshot)."
+        )
+    agent = torch.load(agent_path, map_location="cpu", weights_only=False)
+    env_kwargs = dict(record["env_kwargs"])
+    env_name = env_kwargs.get("id") or env_kwargs.get("game") or record["env"].rsplit(".", 1)[-1]
+    what = f"{record['algo'].rsplit('.', 1)[-1]} on {env_name} (a script's run)"
+    return agent, import_qualified(record["env"]), env_kwargs, what

@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from rlrun.envs.traj_info import TrajInfo
 from rlrun.runners.base import BaseRunner
 from rlrun.runners.checkpoint import CheckpointInfo, CheckpointPolicy, NothingToResumeError, checkpoint_dir
@@ -22,7 +24,7 @@ from rlrun.runners.contracts import AgentContract, AlgorithmContract, SamplerCon
 from rlrun.runners.diagnostics import Diagnostics, traj_info_keys
 from rlrun.runners.interrupt import StopSignals, TrainingInterrupted, interrupted_error
 from rlrun.runners.master_affinity import apply_master_affinity, check_affinity, fit_master_threads_to_workers
-from rlrun.runners.run_record import RunRecord, qualified_name, resume_advice, write_run_record
+from rlrun.runners.run_record import AGENT_FILE, RunRecord, qualified_name, resume_advice, write_run_record
 from rlrun.runners.videos import record_eval_video
 from rlrun.utils.logging import logger
 from rlrun.utils.logging.progress import progress_bar_wanted
@@ -282,6 +284,8 @@ class MinibatchRlBase(BaseRunner):
             checkpoints=self.checkpoint_policy is not None,
         )
         write_run_record(run_dir, record)
+        if self.checkpointer.snapshot_mode != "none":  # with the params.pkl snapshots, `rlrun play` rebuilds it
+            torch.save(self.agent, run_dir / AGENT_FILE)
 
     def make_checkpointer(self) -> Checkpointer:
         """The run's checkpointer, given the folder ``logger_context`` opened and its snapshot settings.

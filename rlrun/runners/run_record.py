@@ -17,7 +17,18 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["RunRecord", "RUN_RECORD_FILE", "write_run_record", "read_run_record", "qualified_name", "resume_advice"]
+__all__ = [
+    "RunRecord",
+    "RUN_RECORD_FILE",
+    "AGENT_FILE",
+    "write_run_record",
+    "read_run_record",
+    "qualified_name",
+    "resume_advice",
+    "import_qualified",
+]
+
+AGENT_FILE = "agent.pt"  # the agent object as built, for `rlrun play` of any run (weights: params.pkl)
 
 RUN_RECORD_FILE = "run.json"
 
@@ -103,3 +114,21 @@ def resume_advice(run_dir: str | os.PathLike[str] | None, checkpoints: bool, arg
         f"Continue it by running `{script}` again with resume (the bundled examples take --resume; a script "
         "passes resume=True to logger_context and the runner: docs/checkpoints.md)."
     )
+
+
+def import_qualified(name: str) -> Any:
+    """The object a :func:`qualified_name` names (``package.module.Name``), imported."""
+    import importlib
+
+    module_name, _, attribute = name.rpartition(".")
+    while module_name:
+        try:
+            target: Any = importlib.import_module(module_name)
+        except ImportError:
+            module_name, _, outer = module_name.rpartition(".")
+            attribute = f"{outer}.{attribute}"
+            continue
+        for part in attribute.split("."):
+            target = getattr(target, part)
+        return target
+    raise ImportError(f"cannot import {name!r}")
