@@ -23,11 +23,11 @@ class Space:
         """A fixed value of the space used to fill buffers and as ``prev_action`` at resets."""
         raise NotImplementedError
 
-    def mismatch(self, value: Any) -> str | None:
+    def mismatch(self, value: object) -> str | None:
         """Why ``value`` is not in the space, in words, or None when it is."""
         raise NotImplementedError
 
-    def contains(self, value: Any) -> bool:
+    def contains(self, value: object) -> bool:
         return self.mismatch(value) is None
 
     def seed(self, seed: int | None = None) -> None:
