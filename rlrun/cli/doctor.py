@@ -233,7 +233,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def main(args: argparse.Namespace, write: Callable[[str], Any] = print) -> int:
+def main(args: argparse.Namespace, write: Callable[[str], object] = print) -> int:
     checks = run_checks(args.config)
     width = max(len(c.name) for c in checks)
     for check in checks:

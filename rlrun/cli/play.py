@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import copy
 from collections.abc import Callable
-from typing import Any
 
 __all__ = ["add_arguments", "main"]
 
@@ -31,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
-def main(args: argparse.Namespace, write: Callable[[str], Any] = print) -> int:
+def main(args: argparse.Namespace, write: Callable[[str], object] = print) -> int:
     import sys
 
     import gymnasium

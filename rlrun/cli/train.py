@@ -225,7 +225,7 @@ def format_config(config: dict[str, Any]) -> list[str]:
     return lines
 
 
-def main(args: argparse.Namespace, write: Callable[[str], Any] = print) -> int:
+def main(args: argparse.Namespace, write: Callable[[str], object] = print) -> int:
     from rlrun.runners.checkpoint import CheckpointPolicy
     from rlrun.utils.logging import logger
     from rlrun.utils.logging.context import logger_context

@@ -47,6 +47,7 @@ class AleBackend:
         ids = self.rom_ids()
         if game not in ids:
             raise UnknownGameError(_unknown_game_message(game, ids, self.name))
+        path: str | None  # the ALE module is untyped
         if self.is_ale_py:
             path = self.module.roms.get_rom_path(game)
         else:
