@@ -36,7 +36,7 @@ def _version(module: str) -> str | None:
         mod = importlib.import_module(module)
     except Exception:  # noqa: BLE001 - a broken install is a finding, not a crash
         return None
-    return str(getattr(mod, "__version__", "installed"))
+    return str(getattr(mod, "__version__", "installed"))  # not every package declares a version
 
 
 def check_python() -> Check:

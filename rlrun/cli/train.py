@@ -220,6 +220,7 @@ def format_config(config: dict[str, Any]) -> list[str]:
     lines = []
     for section, values in config.items():
         if values:
+            # Classes and functions in a config print by name, other values by repr.
             items = " ".join(f"{k}={getattr(v, '__name__', None) or v!r}" for k, v in values.items())
             lines.append(f"  {section}: {items}")
     return lines

@@ -143,8 +143,13 @@ class GymEnvWrapper(Env):
         self._obs_array_dtype = self._obs_space.space.dtype if self._obs_space.is_array_space else None
         self._act_mismatch = self._act_space.space.mismatch
 
+    def _spec(self) -> Any:
+        # Old gym envs and plain env classes may carry no spec (a Gymnasium EnvSpec) at all.
+        return getattr(self.env, "spec", None)
+
     def _env_id(self) -> str:
-        spec = getattr(self.env, "spec", None)
+        spec = self._spec()
+        # A spec of a hand-made env may lack an id; the innermost env's class names it then.
         return getattr(spec, "id", None) or type(getattr(self.env, "unwrapped", self.env)).__name__
 
     def _probe(self) -> dict[str, Any]:
@@ -266,8 +271,8 @@ class GymEnvWrapper(Env):
 
     @property
     def horizon(self) -> int | None:
-        spec = getattr(self.env, "spec", None)
-        return getattr(spec, "max_episode_steps", None)
+        spec = self._spec()
+        return getattr(spec, "max_episode_steps", None)  # old gym's specs may lack it
 
     def render(self, *args: Any, **kwargs: Any) -> Any:
         return self.env.render(*args, **kwargs)

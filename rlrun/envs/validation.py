@@ -45,6 +45,7 @@ class EnvValidationError(ValueError):
 
 def env_name(env: Any) -> str:
     """The env's class, with the wrapped Gymnasium env's id where there is one: ``GymEnvWrapper(CartPole-v1)``."""
+    # Any env is named; only wrappers hold an inner env (.env), and only Gymnasium's carry a spec with an id.
     inner = getattr(env, "env", None)
     name = type(env).__name__
     if inner is not None and not isinstance(inner, (str, bytes)):

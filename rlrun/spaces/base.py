@@ -14,6 +14,8 @@ class Space:
 
     shape: tuple[int, ...]
     dtype: np.dtype
+    # Made on first use (or by seed), so subclasses need not call a base __init__.
+    _rng: np.random.Generator | None = None
 
     def sample(self) -> Any:
         """A uniformly random value of the space (from this space's own generator)."""
@@ -36,7 +38,7 @@ class Space:
 
     @property
     def rng(self) -> np.random.Generator:
-        rng = getattr(self, "_rng", None)
+        rng = self._rng
         if rng is None:
             rng = self._rng = np.random.default_rng()
         return rng

@@ -54,7 +54,7 @@ def from_gym_space(
     """The rlrun space for a Gymnasium space (Box, Discrete, MultiDiscrete, MultiBinary, Dict, Tuple)."""
     kind = type(space).__name__
     if kind == "Discrete":
-        start = int(getattr(space, "start", 0))
+        start = int(getattr(space, "start", 0))  # old gym's Discrete has no start
         return IntBox(
             low=start,
             high=start + int(space.n),
@@ -63,7 +63,7 @@ def from_gym_space(
         )
     if kind == "MultiDiscrete":
         nvec = np.asarray(space.nvec)
-        starts = np.asarray(getattr(space, "start", np.zeros_like(nvec)))
+        starts = np.asarray(getattr(space, "start", np.zeros_like(nvec)))  # nor has its MultiDiscrete
         return IntBox(low=starts, high=starts + nvec, shape=nvec.shape, dtype="int64")
     if kind == "MultiBinary":
         return IntBox(low=0, high=2, shape=np.atleast_1d(space.n).tolist(), dtype=space.dtype or "int8")
@@ -163,7 +163,7 @@ class GymSpaceWrapper(Space):
         # revert's fast path for Discrete spaces: the scalar type Gymnasium gets (see revert).
         self._discrete_type: type | None = None
         if self._dict_keys is None and type(space).__name__ == "Discrete":
-            dtype = getattr(space, "dtype", None)
+            dtype = getattr(space, "dtype", None)  # old gym's Discrete may have no dtype
             self._discrete_type = int if dtype is None else dtype.type
 
     @property
@@ -272,7 +272,7 @@ class GymSpaceWrapper(Space):
     def _revert(self, value: Any, gym_space: Any, keys: _Keys) -> Any:
         if keys is None:
             if type(gym_space).__name__ == "Discrete":
-                dtype = getattr(gym_space, "dtype", None)
+                dtype = getattr(gym_space, "dtype", None)  # as in __init__
                 return int(value) if dtype is None else dtype.type(int(value))
             return np.asarray(value, dtype=gym_space.dtype)
         kind, dict_keys, sub_keys = keys

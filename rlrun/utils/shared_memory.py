@@ -28,7 +28,10 @@ from numpy.typing import DTypeLike
 __all__ = ["SharedArray", "np_mp_array", "is_shared"]
 
 # numpy 2 moved byte_bounds out of the top-level namespace.
-_byte_bounds = getattr(getattr(np.lib, "array_utils", None), "byte_bounds", None) or getattr(np, "byte_bounds")  # noqa: B009
+try:
+    from numpy.lib.array_utils import byte_bounds as _byte_bounds
+except ImportError:  # numpy 1
+    from numpy import byte_bounds as _byte_bounds  # type: ignore[attr-defined, no-redef, unused-ignore]
 
 
 def _rebuild_shared_array(
@@ -47,7 +50,7 @@ class SharedArray(np.ndarray):
 
     def __array_finalize__(self, obj: np.ndarray | None) -> None:
         if obj is not None:
-            self._raw = getattr(obj, "_raw", None)
+            self._raw = obj._raw if isinstance(obj, SharedArray) else None
 
     def __array_wrap__(self, out_arr: np.ndarray, context: object = None, return_scalar: bool = False) -> Any:
         # Results of arithmetic are new private arrays, not shared ones.

@@ -84,7 +84,7 @@ class AleBackend:
     @staticmethod
     def action_codes(ale: Any) -> list[int]:
         """The game's minimal action set as plain ints (ale-py gives ``Action`` enum members)."""
-        return [int(getattr(a, "value", a)) for a in ale.getMinimalActionSet()]
+        return [int(getattr(a, "value", a)) for a in ale.getMinimalActionSet()]  # enum members or ints
 
 
 def _snake_case(name: str) -> str:
