@@ -21,6 +21,7 @@ import warnings
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from rlrun.envs.action_rescale import rescale_actions_to_unit
 from rlrun.envs.base import Env, EnvStep
@@ -115,8 +116,8 @@ class GymEnvWrapper(Env):
     def __init__(
         self,
         env: Any,
-        act_null_value: Any = 0,
-        obs_null_value: Any = 0,
+        act_null_value: ArrayLike | None = 0,
+        obs_null_value: ArrayLike | None = 0,
         force_float32: bool = True,
         info_example: dict[str, Any] | None = None,
         strict_info: bool = False,
@@ -311,8 +312,8 @@ def make(
     id: str,
     *args: Any,
     info_example: dict[str, Any] | None = None,
-    act_null_value: Any = 0,
-    obs_null_value: Any = 0,
+    act_null_value: ArrayLike | None = 0,
+    obs_null_value: ArrayLike | None = 0,
     force_float32: bool = True,
     strict_info: bool = False,
     check_observations: bool = False,
