@@ -15,12 +15,15 @@ import shutil
 import traceback
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import torch
 
 from rlrun.utils.logging import logger
+
+# What json.dump writes: jsonable's results.
+JSONValue: TypeAlias = "None | bool | int | float | str | list[JSONValue] | dict[str, JSONValue]"
 
 __all__ = [
     "logger_context",
@@ -85,7 +88,7 @@ def _inside(path: str, folder: str) -> bool:
     return os.path.commonpath([os.path.abspath(path), os.path.abspath(folder)]) == os.path.abspath(folder)
 
 
-def jsonable(obj: Any) -> Any:
+def jsonable(obj: object) -> JSONValue:
     """A JSON-serialisable copy of ``obj`` for ``params.json``.
 
     Containers are converted recursively; numpy and torch values become numbers or lists; classes and
@@ -273,7 +276,7 @@ def _run_files(exp_dir: str | None, name: str) -> Iterator[str]:
             yield os.path.join(folder, name)
 
 
-def add_exp_param(param_name: str, param_val: Any, exp_dir: str | None = None, overwrite: bool = False) -> list[str]:
+def add_exp_param(param_name: str, param_val: object, exp_dir: str | None = None, overwrite: bool = False) -> list[str]:
     """Write ``param_name = param_val`` into the ``params.json`` of every run under ``exp_dir``.
 
     For tagging finished runs after the fact (e.g. a label that combines several settings, to group
@@ -288,10 +291,11 @@ def add_exp_param(param_name: str, param_val: Any, exp_dir: str | None = None, o
         if param_name in params and not overwrite:
             logger.log(f"{path}: keeps {param_name}={old!r} (overwrite=False).")
             continue
-        if isinstance(old, dict) and isinstance(param_val, dict):
-            params[param_name] = {**old, **jsonable(param_val)}
+        new = jsonable(param_val)
+        if isinstance(old, dict) and isinstance(param_val, dict) and isinstance(new, dict):
+            params[param_name] = {**old, **new}
         else:
-            params[param_name] = jsonable(param_val)
+            params[param_name] = new
         tmp = path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump(params, f, indent=2)

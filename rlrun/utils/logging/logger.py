@@ -144,7 +144,7 @@ def _close_outputs(state: _State) -> None:
 
 
 def log(
-    s: Any, with_prefix: bool = True, with_timestamp: bool = True, color: str | None = None, console: bool = True
+    s: object, with_prefix: bool = True, with_timestamp: bool = True, color: str | None = None, console: bool = True
 ) -> None:
     """Write one message line to the console and every text output (``debug.log``).
 
@@ -318,7 +318,7 @@ def enable_tabular() -> None:
 # ---- tabular ----
 
 
-def record_tabular(key: str, val: Any, *args: Any, console: bool = True, **kwargs: Any) -> None:
+def record_tabular(key: str, val: object, *args: object, console: bool = True, **kwargs: object) -> None:
     """Record ``val`` under ``key`` (after the current tabular prefix) for the next :func:`dump_tabular`.
 
     Numpy and torch scalars become Python numbers. Recording a key twice before a dump keeps the last value.
@@ -570,7 +570,7 @@ def get_snapshot_gap() -> int:
     return _state.snapshot_gap
 
 
-def save_itr_params(itr: int, params: Any) -> list[str]:
+def save_itr_params(itr: int, params: object) -> list[str]:
     """Save ``params`` with ``torch.save`` as the snapshot mode says; return the paths written.
 
     Does nothing without a snapshot folder (no logger context). Files are written to a temporary name
@@ -613,7 +613,7 @@ def _variant_json(obj: Any) -> Any:
     return repr(obj)
 
 
-def log_variant(log_file: str, variant_data: Any) -> None:
+def log_variant(log_file: str, variant_data: object) -> None:
     """Write ``variant_data`` (a dict, or an object with a ``dump()`` method returning one) to ``log_file`` as JSON.
 
     The folder is created. Classes are written as ``{"$class": "module.Name"}`` and enums as
