@@ -275,7 +275,7 @@ class GymEnvWrapper(Env):
         spec = self._spec()
         return getattr(spec, "max_episode_steps", None)  # old gym's specs may lack it
 
-    def render(self, *args: Any, **kwargs: Any) -> Any:
+    def render(self, *args: object, **kwargs: object) -> Any:
         return self.env.render(*args, **kwargs)
 
     def rgb_frame(self) -> np.ndarray:

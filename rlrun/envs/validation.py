@@ -61,7 +61,7 @@ def env_name(env: object) -> str:
 _env_name = env_name  # the name this module's messages use
 
 
-def check_observation(env: object, observation: Any, space: Space, where: str, check_nan: bool = True) -> None:
+def check_observation(env: object, observation: object, space: Space, where: str, check_nan: bool = True) -> None:
     """Raise :class:`EnvValidationError` if ``observation`` is not a value of ``space``."""
     why = space.mismatch(observation)
     if why is not None:
@@ -73,9 +73,9 @@ def check_observation(env: object, observation: Any, space: Space, where: str, c
         check_finite(env, observation, where)
 
 
-def check_finite(env: object, observation: Any, where: str, name: str = "observation") -> None:
+def check_finite(env: object, observation: object, where: str, name: str = "observation") -> None:
     """Raise if any floating field of ``observation`` holds NaN or infinity."""
-    if is_namedtuple(observation):
+    if isinstance(observation, tuple) and hasattr(observation, "_fields"):  # a namedtuple: check each field
         for field, value in zip(observation._fields, observation):
             check_finite(env, value, where, f"{name}.{field}")
         return

@@ -129,7 +129,7 @@ def _buffer_to(buffer_: Any, device: torch.device | None) -> Any:
     return buffer_
 
 
-def buffer_method(buffer_: Any, method_name: str, *args: Any, **kwargs: Any) -> Any:
+def buffer_method(buffer_: Any, method_name: str, *args: object, **kwargs: object) -> Any:
     """Call ``leaf.method_name(*args, **kwargs)`` on every leaf, keeping the structure."""
     if buffer_ is None:
         return None
@@ -138,7 +138,7 @@ def buffer_method(buffer_: Any, method_name: str, *args: Any, **kwargs: Any) -> 
     return getattr(buffer_, method_name)(*args, **kwargs)
 
 
-def buffer_func(buffer_: Any, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+def buffer_func(buffer_: Any, func: Callable[..., object], *args: object, **kwargs: object) -> Any:
     """Call ``func(leaf, *args, **kwargs)`` on every leaf, keeping the structure."""
     if buffer_ is None:
         return None
@@ -147,7 +147,7 @@ def buffer_func(buffer_: Any, func: Callable[..., Any], *args: Any, **kwargs: An
     return func(buffer_, *args, **kwargs)
 
 
-def get_leading_dims(buffer_: Any, n_dim: int = 1) -> tuple[int, ...] | None:
+def get_leading_dims(buffer_: object, n_dim: int = 1) -> tuple[int, ...] | None:
     """The first ``n_dim`` dims of the leaves, checked to agree across all of them (None for None)."""
     if buffer_ is None:
         return None

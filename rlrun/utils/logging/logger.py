@@ -38,6 +38,7 @@ from typing import Any, TextIO
 
 import numpy as np
 import torch
+from numpy.typing import ArrayLike
 
 from rlrun.utils.logging import progress
 from rlrun.utils.logging.tabular import CsvOutput, format_table, to_scalar
@@ -329,7 +330,7 @@ def record_tabular(key: str, val: object, *args: object, console: bool = True, *
 
 
 def record_tabular_misc_stat(
-    key: str, values: Any, placement: str = "back", console: bool | Iterable[str] = True
+    key: str, values: ArrayLike | torch.Tensor, placement: str = "back", console: bool | Iterable[str] = True
 ) -> None:
     """Record Average, Std, Median, Min and Max of ``values`` as ``<key>Average`` ... (``placement="back"``).
 
