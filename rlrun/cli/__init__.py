@@ -31,7 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
     subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return subparsers.choices[command]
+    command_parser: argparse.ArgumentParser = subparsers.choices[command]
+    return command_parser
 
 
 def _normal(option: str) -> str:
@@ -62,7 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     module, _ = COMMANDS[args.command]
     try:
-        return module.main(args)
+        code: int = module.main(args)  # COMMANDS holds modules, whose attributes mypy reads as Any
+        return code
     except (FileNotFoundError, KeyError) as error:
         print(f"rlrun {args.command}: {error}", file=sys.stderr)
         return 2

@@ -36,7 +36,7 @@ def _version(module: str) -> str | None:
         mod = importlib.import_module(module)
     except Exception:  # noqa: BLE001 - a broken install is a finding, not a crash
         return None
-    return str(getattr(mod, "__version__", "installed"))
+    return str(getattr(mod, "__version__", "installed"))  # not every package declares a version
 
 
 def check_python() -> Check:
@@ -233,7 +233,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def main(args: argparse.Namespace, write: Callable[[str], Any] = print) -> int:
+def main(args: argparse.Namespace, write: Callable[[str], object] = print) -> int:
     checks = run_checks(args.config)
     width = max(len(c.name) for c in checks)
     for check in checks:

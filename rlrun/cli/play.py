@@ -15,7 +15,11 @@ from __future__ import annotations
 import argparse
 import copy
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rlrun.agents.base import BaseAgent
+    from rlrun.envs.base import Env
 
 __all__ = ["add_arguments", "main"]
 
@@ -31,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
-def main(args: argparse.Namespace, write: Callable[[str], Any] = print) -> int:
+def main(args: argparse.Namespace, write: Callable[[str], object] = print) -> int:
     import sys
 
     import gymnasium
@@ -59,7 +63,7 @@ def main(args: argparse.Namespace, write: Callable[[str], Any] = print) -> int:
                 built["sampler"].pop(key, None)
             runner = build_runner(run_args.algo, env_choice, built, "serial", run_args.recurrent, seed=run_args.seed)
             sampler = runner.sampler
-            agent: Any = runner.agent
+            agent: BaseAgent = runner.agent
             EnvCls, env_kwargs = sampler.EnvCls, dict(sampler.eval_env_kwargs or sampler.env_kwargs)
             atari, what, initialize = env_choice.family == "atari", f"{run_args.algo} on {env_choice.name}", True
         else:  # a script's run: the agent and env its runner recorded (run.json, agent.pt)
@@ -115,7 +119,7 @@ def _made_by_rlrun_train(run_dir: str) -> bool:
     return isinstance(command, dict) and isinstance(command.get("args"), dict)
 
 
-def _recorded_run(run_dir: str) -> tuple[Any, Callable[..., Any], dict[str, Any], str]:
+def _recorded_run(run_dir: str) -> tuple[BaseAgent, Callable[..., Env], dict[str, object], str]:
     """``(agent, EnvCls, env_kwargs, description)`` of a script's run, from its run.json and agent.pt.
 
     agent.pt is unpickled whole (it is the run's own agent object, written by its runner): only play runs
@@ -124,6 +128,7 @@ def _recorded_run(run_dir: str) -> tuple[Any, Callable[..., Any], dict[str, Any]
 
     import torch
 
+    from rlrun.agents.base import BaseAgent
     from rlrun.experiments.registry import ConfigError
     from rlrun.runners.run_record import AGENT_FILE, import_qualified, read_run_record
 
@@ -136,6 +141,10 @@ def _recorded_run(run_dir: str) -> tuple[Any, Callable[..., Any], dict[str, Any]
             "docs/checkpoints.md shows (Running a trained agent from its snapshot)."
         )
     agent = torch.load(agent_path, map_location="cpu", weights_only=False)
+    if not isinstance(agent, BaseAgent):
+        raise ConfigError(
+            f"{agent_path} holds a {type(agent).__name__}, not an rlrun agent; it was not written by a runner."
+        )
     env_kwargs = dict(record["env_kwargs"])
     env_name = env_kwargs.get("id") or env_kwargs.get("game") or record["env"].rsplit(".", 1)[-1]
     what = f"{record['algo'].rsplit('.', 1)[-1]} on {env_name} (a script's run)"

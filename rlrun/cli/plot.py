@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import Any
 
 from rlrun.utils.plotting import find_runs, group_runs, plot_runs
 
@@ -34,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--title", default=None)
 
 
-def main(args: argparse.Namespace, write: Callable[[str], Any] = print) -> int:
+def main(args: argparse.Namespace, write: Callable[[str], object] = print) -> int:
     runs = find_runs(args.runs)
     groups = {run: [run] for run in runs} if args.separate else group_runs(runs)
     out = plot_runs(groups, args.out, y=args.y, xs=args.x, title=args.title)

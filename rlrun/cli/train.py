@@ -27,7 +27,6 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from rlrun.algos.base import RlAlgorithm
 from rlrun.experiments.builder import SAMPLERS, build_runner
 from rlrun.experiments.registry import (
     ALGOS,
@@ -38,6 +37,7 @@ from rlrun.experiments.registry import (
     resolve_env,
     select_config,
 )
+from rlrun.runners.contracts import AlgorithmContract
 
 __all__ = [
     "add_arguments",
@@ -214,7 +214,7 @@ def resolve_config(args: argparse.Namespace) -> tuple[EnvChoice, str, dict[str, 
     return env, source, config
 
 
-def check_can_learn(algo_name: str, algo: RlAlgorithm, config: dict[str, Any]) -> None:
+def check_can_learn(algo_name: str, algo: AlgorithmContract, config: dict[str, Any]) -> None:
     """Refuse a run that would end without one gradient step: fewer steps than one batch, or than the
     replay algorithms' ``min_steps_learn``."""
     n_steps = int(config["runner"]["n_steps"])
@@ -238,12 +238,13 @@ def format_config(config: dict[str, Any]) -> list[str]:
     lines = []
     for section, values in config.items():
         if values:
+            # Classes and functions in a config print by name, other values by repr.
             items = " ".join(f"{k}={getattr(v, '__name__', None) or v!r}" for k, v in values.items())
             lines.append(f"  {section}: {items}")
     return lines
 
 
-def main(args: argparse.Namespace, write: Callable[[str], Any] = print) -> int:
+def main(args: argparse.Namespace, write: Callable[[str], object] = print) -> int:
     from rlrun.runners.checkpoint import CheckpointPolicy, NothingToResumeError
     from rlrun.utils.logging import logger
     from rlrun.utils.logging.context import logger_context

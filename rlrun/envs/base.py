@@ -7,16 +7,26 @@ samplers store it in preallocated ``[T, B]`` arrays.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from rlrun.spaces.base import Space
 from rlrun.utils.collections import NamedArrayTuple, namedarraytuple, namedtuple
 
-__all__ = ["Env", "EnvStep", "EnvInfo", "EnvSpaces"]
+__all__ = ["Env", "EnvStep", "EnvInfo", "EnvSpaces", "EnvSpacesPair"]
 
 EnvStep = namedarraytuple("EnvStep", ["observation", "reward", "done", "env_info"])
 EnvInfo = namedtuple("EnvInfo", [])
 EnvSpaces = namedtuple("EnvSpaces", ["observation", "action"])
+
+
+class EnvSpacesPair(Protocol):
+    """What ``env.spaces`` gives (an ``EnvSpaces`` namedtuple, made at run time): the two spaces by name."""
+
+    @property
+    def observation(self) -> Space: ...
+
+    @property
+    def action(self) -> Space: ...
 
 
 class Env:
@@ -47,8 +57,9 @@ class Env:
         return self._observation_space
 
     @property
-    def spaces(self) -> Any:
-        return EnvSpaces(observation=self.observation_space, action=self.action_space)
+    def spaces(self) -> EnvSpacesPair:
+        spaces: EnvSpacesPair = EnvSpaces(observation=self.observation_space, action=self.action_space)
+        return spaces
 
     @property
     def horizon(self) -> int | None:

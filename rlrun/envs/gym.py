@@ -21,6 +21,7 @@ import warnings
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from rlrun.envs.action_rescale import rescale_actions_to_unit
 from rlrun.envs.base import Env, EnvStep
@@ -45,7 +46,7 @@ def _timeout_only_records(EnvInfoCls: type) -> tuple[Any, Any]:
 class EnvInfoConverter:
     """Turns info dicts into one fixed namedtuple type, built from an example info dict."""
 
-    def __init__(self, example: dict, strict: bool = False, env_name: str = "env") -> None:
+    def __init__(self, example: dict[str, Any], strict: bool = False, env_name: str = "env") -> None:
         self.strict = strict
         self.env_name = env_name
         self._keys: list[str] = []  # info keys stored, in field order (after "timeout")
@@ -72,7 +73,7 @@ class EnvInfoConverter:
         # once per process and shared by every wrapper, so that a collector writes one record per batch row.
         self.timeout_only = None if self._keys else _timeout_only_records(self.EnvInfoCls)
 
-    def __call__(self, info: dict, timeout: bool) -> Any:
+    def __call__(self, info: dict[str, Any], timeout: bool) -> Any:
         if self.timeout_only is not None:  # CartPole's and most classic envs' case: no keys to store
             if info and not self._known.issuperset(info):
                 self._unexpected(info)
@@ -81,7 +82,7 @@ class EnvInfoConverter:
             self._unexpected(info)
         return self.EnvInfoCls(timeout, *[info.get(k, null) for k, null in zip(self._keys, self._nulls)])
 
-    def _unexpected(self, info: dict) -> None:
+    def _unexpected(self, info: dict[str, Any]) -> None:
         new = sorted(str(k) for k in info if k not in self._known and k not in self._warned)
         if not new:
             return
@@ -115,10 +116,10 @@ class GymEnvWrapper(Env):
     def __init__(
         self,
         env: Any,
-        act_null_value: Any = 0,
-        obs_null_value: Any = 0,
+        act_null_value: ArrayLike | None = 0,
+        obs_null_value: ArrayLike | None = 0,
         force_float32: bool = True,
-        info_example: dict | None = None,
+        info_example: dict[str, Any] | None = None,
         strict_info: bool = False,
         validate: bool = True,
         check_actions: bool = True,
@@ -143,11 +144,16 @@ class GymEnvWrapper(Env):
         self._obs_array_dtype = self._obs_space.space.dtype if self._obs_space.is_array_space else None
         self._act_mismatch = self._act_space.space.mismatch
 
+    def _spec(self) -> Any:
+        # Old gym envs and plain env classes may carry no spec (a Gymnasium EnvSpec) at all.
+        return getattr(self.env, "spec", None)
+
     def _env_id(self) -> str:
-        spec = getattr(self.env, "spec", None)
+        spec = self._spec()
+        # A spec of a hand-made env may lack an id; the innermost env's class names it then.
         return getattr(spec, "id", None) or type(getattr(self.env, "unwrapped", self.env)).__name__
 
-    def _probe(self) -> dict:
+    def _probe(self) -> dict[str, Any]:
         """Reset and step once with a random action; check observations; return the merged infos."""
         observation, reset_info = self._reset(check=True)
         action = self.env.action_space.sample()
@@ -178,7 +184,7 @@ class GymEnvWrapper(Env):
             check_observation(self, converted, self._obs_space.space, where)
         return converted
 
-    def _detect_api(self, step_result: tuple) -> None:
+    def _detect_api(self, step_result: tuple[Any, ...]) -> None:
         if len(step_result) == 5:
             self._new_api = True
         elif len(step_result) == 4:
@@ -189,7 +195,7 @@ class GymEnvWrapper(Env):
                 "(obs, reward, terminated, truncated, info) or old gym's (obs, reward, done, info)."
             )
 
-    def _reset(self, check: bool = False) -> tuple[Any, dict]:
+    def _reset(self, check: bool = False) -> tuple[Any, dict[str, Any]]:
         seed, self._seed = self._seed, None
         if seed is None:
             result = self.env.reset()
@@ -266,10 +272,10 @@ class GymEnvWrapper(Env):
 
     @property
     def horizon(self) -> int | None:
-        spec = getattr(self.env, "spec", None)
-        return getattr(spec, "max_episode_steps", None)
+        spec = self._spec()
+        return getattr(spec, "max_episode_steps", None)  # old gym's specs may lack it
 
-    def render(self, *args: Any, **kwargs: Any) -> Any:
+    def render(self, *args: object, **kwargs: object) -> Any:
         return self.env.render(*args, **kwargs)
 
     def rgb_frame(self) -> np.ndarray:
@@ -305,9 +311,9 @@ class GymEnvWrapper(Env):
 def make(
     id: str,
     *args: Any,
-    info_example: dict | None = None,
-    act_null_value: Any = 0,
-    obs_null_value: Any = 0,
+    info_example: dict[str, Any] | None = None,
+    act_null_value: ArrayLike | None = 0,
+    obs_null_value: ArrayLike | None = 0,
     force_float32: bool = True,
     strict_info: bool = False,
     check_observations: bool = False,

@@ -58,17 +58,17 @@ class BoundTrajInfoCls:
     binding lives in the collector, not in the class, so two runs in one process never share it.
     """
 
-    cls: type
+    cls: type[TrajInfo]
     traj_info_kwargs: dict[str, Any]
 
-    def __init__(self, cls: type, traj_info_kwargs: dict[str, Any] | None = None) -> None:
+    def __init__(self, cls: type[TrajInfo] | BoundTrajInfoCls, traj_info_kwargs: dict[str, Any] | None = None) -> None:
         if isinstance(cls, BoundTrajInfoCls):
             traj_info_kwargs = {**cls.traj_info_kwargs, **(traj_info_kwargs or {})}
             cls = cls.cls
         self.cls = cls
         self.traj_info_kwargs = dict(traj_info_kwargs or {})
 
-    def __call__(self, **kwargs: Any) -> Any:
+    def __call__(self, **kwargs: Any) -> TrajInfo:
         merged = {**self.traj_info_kwargs, **kwargs}
         try:
             return self.cls(**merged)

@@ -8,12 +8,15 @@ and the declared and actual shapes, instead of deep inside a model much later.
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from rlrun.spaces.base import Space
 from rlrun.utils.collections import fields_of, is_namedtuple
+
+if TYPE_CHECKING:
+    from rlrun.envs.base import Env
 
 __all__ = [
     "EnvValidationError",
@@ -43,8 +46,9 @@ class EnvValidationError(ValueError):
         self.where = where
 
 
-def env_name(env: Any) -> str:
+def env_name(env: object) -> str:
     """The env's class, with the wrapped Gymnasium env's id where there is one: ``GymEnvWrapper(CartPole-v1)``."""
+    # Any env is named; only wrappers hold an inner env (.env), and only Gymnasium's carry a spec with an id.
     inner = getattr(env, "env", None)
     name = type(env).__name__
     if inner is not None and not isinstance(inner, (str, bytes)):
@@ -57,7 +61,7 @@ def env_name(env: Any) -> str:
 _env_name = env_name  # the name this module's messages use
 
 
-def check_observation(env: Any, observation: Any, space: Space, where: str, check_nan: bool = True) -> None:
+def check_observation(env: object, observation: object, space: Space, where: str, check_nan: bool = True) -> None:
     """Raise :class:`EnvValidationError` if ``observation`` is not a value of ``space``."""
     why = space.mismatch(observation)
     if why is not None:
@@ -69,9 +73,9 @@ def check_observation(env: Any, observation: Any, space: Space, where: str, chec
         check_finite(env, observation, where)
 
 
-def check_finite(env: Any, observation: Any, where: str, name: str = "observation") -> None:
+def check_finite(env: object, observation: object, where: str, name: str = "observation") -> None:
     """Raise if any floating field of ``observation`` holds NaN or infinity."""
-    if is_namedtuple(observation):
+    if isinstance(observation, tuple) and hasattr(observation, "_fields"):  # a namedtuple: check each field
         for field, value in zip(observation._fields, observation):
             check_finite(env, value, where, f"{name}.{field}")
         return
@@ -83,7 +87,7 @@ def check_finite(env: Any, observation: Any, where: str, name: str = "observatio
         )
 
 
-def check_action(env: Any, action: Any, space: Space) -> None:
+def check_action(env: object, action: object, space: Space) -> None:
     """Raise if ``action`` is not in the env's action space."""
     why = space.mismatch(action)
     if why is not None:
@@ -93,7 +97,7 @@ def check_action(env: Any, action: Any, space: Space) -> None:
         )
 
 
-def check_reward(env: Any, reward: Any) -> None:
+def check_reward(env: object, reward: Any) -> None:
     """Raise if ``reward`` is not one finite real number (Python or numpy scalar, or 0-d array)."""
     if isinstance(reward, (bool, np.bool_)) or not (
         isinstance(reward, numbers.Real)
@@ -111,7 +115,7 @@ def check_reward(env: Any, reward: Any) -> None:
         )
 
 
-def _check_done(env: Any, done: Any) -> None:
+def _check_done(env: object, done: Any) -> None:
     arr = np.asarray(done)
     if arr.shape != () or arr.dtype.kind not in "biu":
         raise EnvValidationError(
@@ -123,7 +127,7 @@ def _is_env_step(step: Any) -> bool:
     return fields_of(step) == ("observation", "reward", "done", "env_info")
 
 
-def validate_env(env: Any, n_steps: int = 1, check_nan: bool = True) -> None:
+def validate_env(env: Env, n_steps: int = 1, check_nan: bool = True) -> None:
     """Reset ``env`` and take ``n_steps`` null actions, checking every output against the spaces.
 
     Leaves the env in need of a reset. Raises :class:`EnvValidationError` on the first mismatch.

@@ -48,7 +48,7 @@ class RecordVideo(Env):
     """Steps ``env`` and appends its frame after each ``reset`` and ``step`` to ``path`` (mp4, ``fps``
     frames a second; default: the env's ``render_fps``). ``close`` finishes the file."""
 
-    def __init__(self, env: Any, path: str | os.PathLike[str], fps: float | None = None) -> None:
+    def __init__(self, env: object, path: str | os.PathLike[str], fps: float | None = None) -> None:
         if not isinstance(env, FrameSource):
             raise TypeError(
                 f"RecordVideo needs an env with rgb_frame(), such as AtariEnv or make(id, render_mode='rgb_array'); "

@@ -70,6 +70,7 @@ class AlgorithmContract(Protocol):
     opt_info_fields: tuple[str, ...]
     bootstrap_value: bool
     discount: float
+    min_steps_learn: int
     min_itr_learn: int
     batch_size: int | None
     update_counter: int

@@ -14,6 +14,8 @@ class Space:
 
     shape: tuple[int, ...]
     dtype: np.dtype
+    # Made on first use (or by seed), so subclasses need not call a base __init__.
+    _rng: np.random.Generator | None = None
 
     def sample(self) -> Any:
         """A uniformly random value of the space (from this space's own generator)."""
@@ -23,11 +25,11 @@ class Space:
         """A fixed value of the space used to fill buffers and as ``prev_action`` at resets."""
         raise NotImplementedError
 
-    def mismatch(self, value: Any) -> str | None:
+    def mismatch(self, value: object) -> str | None:
         """Why ``value`` is not in the space, in words, or None when it is."""
         raise NotImplementedError
 
-    def contains(self, value: Any) -> bool:
+    def contains(self, value: object) -> bool:
         return self.mismatch(value) is None
 
     def seed(self, seed: int | None = None) -> None:
@@ -36,7 +38,7 @@ class Space:
 
     @property
     def rng(self) -> np.random.Generator:
-        rng = getattr(self, "_rng", None)
+        rng = self._rng
         if rng is None:
             rng = self._rng = np.random.default_rng()
         return rng

@@ -6,14 +6,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from numpy.typing import DTypeLike
+from numpy.typing import ArrayLike, DTypeLike
 
 from rlrun.spaces.base import Space
 
 __all__ = ["Box", "describe_value", "format_bound"]
 
 
-def describe_value(value: Any) -> str:
+def describe_value(value: object) -> str:
     """'shape (3,), dtype float64' for arrays, the type's name for other things."""
     if isinstance(value, (np.ndarray, np.generic)):
         return f"shape {tuple(value.shape)}, dtype {value.dtype}"
@@ -22,7 +22,7 @@ def describe_value(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-def format_bound(bound: Any) -> str:
+def format_bound(bound: ArrayLike) -> str:
     """A bound for messages: one number where all elements agree, else a summarised array."""
     arr = np.asarray(bound)
     if arr.size and np.all(arr == arr.flat[0]):
@@ -35,11 +35,11 @@ class Box(Space):
 
     def __init__(
         self,
-        low: Any,
-        high: Any,
+        low: ArrayLike,
+        high: ArrayLike,
         shape: int | Sequence[int] | None = None,
         dtype: DTypeLike = "float32",
-        null_value: Any = None,
+        null_value: ArrayLike | None = None,
     ) -> None:
         self.dtype = np.dtype(dtype)
         if shape is None:
@@ -54,8 +54,8 @@ class Box(Space):
         # Integer bounds are kept as int64: the exclusive high of a uint8 or bool box (256, 2) does not
         # fit in the box's own dtype.
         bound_dtype = self.dtype if self.dtype.kind == "f" else np.dtype(np.int64)
-        self.low = np.asarray(low, dtype=bound_dtype) if np.ndim(low) else bound_dtype.type(low)
-        self.high = np.asarray(high, dtype=bound_dtype) if np.ndim(high) else bound_dtype.type(high)
+        self.low = np.asarray(low, dtype=bound_dtype) if np.ndim(low) else np.asarray(low, dtype=bound_dtype)[()]
+        self.high = np.asarray(high, dtype=bound_dtype) if np.ndim(high) else np.asarray(high, dtype=bound_dtype)[()]
         for name, bound in (("low", self.low), ("high", self.high)):
             if np.ndim(bound) and np.shape(bound) != self.shape:
                 raise ValueError(
@@ -72,13 +72,15 @@ class Box(Space):
         """``(low, high)``."""
         return self.low, self.high
 
-    def _default_null(self):
+    def _default_null(self) -> np.ndarray:
         return np.zeros(self.shape, dtype=self.dtype)
 
     def null_value(self) -> np.ndarray:
-        return self._null.copy() if self.shape else self.dtype.type(self._null)
+        # A 0-d box gives a numpy scalar, which buffers and torch.as_tensor take like an array.
+        null: np.ndarray = self._null.copy() if self.shape else self.dtype.type(self._null)
+        return null
 
-    def _shape_mismatch(self, value) -> str | None:
+    def _shape_mismatch(self, value: object) -> str | None:
         try:
             arr = np.asarray(value)
         except ValueError:  # ragged nesting, e.g. a tuple of an array and a dict
@@ -97,7 +99,7 @@ class Box(Space):
             f"shape={self.shape}, dtype={self.dtype})"
         )
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return (
             type(self) is type(other)
             and self.shape == other.shape

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from rlrun.spaces.base import Space
-from rlrun.utils.collections import NamedArrayTuple, is_namedtuple, namedarraytuple_like
+from rlrun.utils.collections import NamedArrayTuple, namedarraytuple_like
 
 __all__ = ["Composite"]
 
@@ -25,32 +25,39 @@ class Composite(Space):
 
     @property
     def names(self) -> tuple[str, ...]:
-        return self._NamedTupleCls._fields
+        names: tuple[str, ...] = self._NamedTupleCls._fields
+        return names
 
     @property
-    def NamedTupleCls(self) -> type:
-        return self._NamedTupleCls
+    def NamedTupleCls(self) -> type[NamedArrayTuple]:
+        cls: type[NamedArrayTuple] = self._NamedTupleCls
+        return cls
 
     @property  # a namedtuple of the fields' shapes, where Space has a tuple
-    def shape(self) -> Any:  # type: ignore[override]
-        return self._NamedTupleCls(*(s.shape for s in self.spaces))
+    def shape(self) -> NamedArrayTuple:  # type: ignore[override]
+        return self._make(s.shape for s in self.spaces)
 
     @property
-    def dtype(self) -> Any:  # type: ignore[override]
-        return self._NamedTupleCls(*(s.dtype for s in self.spaces))
+    def dtype(self) -> NamedArrayTuple:  # type: ignore[override]
+        return self._make(s.dtype for s in self.spaces)
 
     def sample(self) -> NamedArrayTuple:
-        return self._NamedTupleCls(*(s.sample() for s in self.spaces))
+        return self._make(s.sample() for s in self.spaces)
 
     def null_value(self) -> NamedArrayTuple:
-        return self._NamedTupleCls(*(s.null_value() for s in self.spaces))
+        return self._make(s.null_value() for s in self.spaces)
+
+    def _make(self, values: Iterable[object]) -> NamedArrayTuple:
+        # The class is made at run time (its fields are the gym space's keys), so its call is untyped.
+        value: NamedArrayTuple = self._NamedTupleCls(*values)
+        return value
 
     def seed(self, seed: int | None = None) -> None:
         for i, s in enumerate(self.spaces):
             s.seed(None if seed is None else seed + i)
 
-    def mismatch(self, value: Any) -> str | None:
-        if not is_namedtuple(value):
+    def mismatch(self, value: object) -> str | None:
+        if not (isinstance(value, tuple) and hasattr(value, "_fields")):
             return f"expected a {self._NamedTupleCls.__name__}{self.names}, got a {type(value).__name__}"
         if tuple(value._fields) != tuple(self.names):
             missing = [n for n in self.names if n not in value._fields]

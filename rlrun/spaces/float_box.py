@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
-from numpy.typing import DTypeLike
+from numpy.typing import ArrayLike, DTypeLike
 
 from rlrun.spaces.box import Box, format_bound
 
@@ -18,10 +17,10 @@ class FloatBox(Box):
 
     def __init__(
         self,
-        low: Any,
-        high: Any,
+        low: ArrayLike,
+        high: ArrayLike,
         shape: int | Sequence[int] | None = None,
-        null_value: Any = 0.0,
+        null_value: ArrayLike | None = 0.0,
         dtype: DTypeLike = "float32",
     ) -> None:
         if not np.issubdtype(np.dtype(dtype), np.floating):
@@ -42,7 +41,7 @@ class FloatBox(Box):
         )
         return np.asarray(out, dtype=self.dtype)
 
-    def mismatch(self, value: Any, check_bounds: bool = False) -> str | None:
+    def mismatch(self, value: object, check_bounds: bool = False) -> str | None:
         """Shape and dtype must match; bounds are only checked with ``check_bounds`` (envs often
         declare nominal bounds that states exceed)."""
         why = self._shape_mismatch(value)

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import keyword
 import re
-from typing import Any, cast
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from rlrun.spaces.base import Space
 from rlrun.spaces.box import Box
@@ -20,13 +22,19 @@ from rlrun.spaces.float_box import FloatBox
 from rlrun.spaces.int_box import IntBox
 from rlrun.utils.collections import is_namedtuple, namedarraytuple
 
+if TYPE_CHECKING:
+    import gymnasium
+
 __all__ = ["GymSpaceWrapper", "from_gym_space", "to_gym_space", "field_name"]
+
+# How a Dict or Tuple gym space nests: ("dict", keys, sub-keys) or ("tuple", [], sub-keys); None for a leaf.
+_Keys: TypeAlias = "tuple[str, list[Hashable], list[_Keys]] | None"
 
 # Names a namedarraytuple field cannot take (its methods).
 _RESERVED = ("get", "items")
 
 
-def field_name(key: Any) -> str:
+def field_name(key: object) -> str:
     """A namedtuple field name for a dict key: non-identifier characters become underscores."""
     name = re.sub(r"\W", "_", str(key)).strip("_") or "field"
     if name[0].isdigit():
@@ -40,11 +48,13 @@ def _typename(name: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in re.split(r"[_\W]+", name) if part) or "Obs"
 
 
-def from_gym_space(space: Any, name: str = "obs", null_value: Any = 0, force_float32: bool = True) -> Space:
+def from_gym_space(
+    space: Any, name: str = "obs", null_value: ArrayLike | None = 0, force_float32: bool = True
+) -> Space:
     """The rlrun space for a Gymnasium space (Box, Discrete, MultiDiscrete, MultiBinary, Dict, Tuple)."""
     kind = type(space).__name__
     if kind == "Discrete":
-        start = int(getattr(space, "start", 0))
+        start = int(getattr(space, "start", 0))  # old gym's Discrete has no start
         return IntBox(
             low=start,
             high=start + int(space.n),
@@ -53,7 +63,7 @@ def from_gym_space(space: Any, name: str = "obs", null_value: Any = 0, force_flo
         )
     if kind == "MultiDiscrete":
         nvec = np.asarray(space.nvec)
-        starts = np.asarray(getattr(space, "start", np.zeros_like(nvec)))
+        starts = np.asarray(getattr(space, "start", np.zeros_like(nvec)))  # nor has its MultiDiscrete
         return IntBox(low=starts, high=starts + nvec, shape=nvec.shape, dtype="int64")
     if kind == "MultiBinary":
         return IntBox(low=0, high=2, shape=np.atleast_1d(space.n).tolist(), dtype=space.dtype or "int8")
@@ -87,7 +97,7 @@ def from_gym_space(space: Any, name: str = "obs", null_value: Any = 0, force_flo
     )
 
 
-def _int_null(null_value, low, high):
+def _int_null(null_value: ArrayLike | None, low: int, high: int) -> ArrayLike | None:
     """The requested null value where the space holds it, else None (IntBox then uses ``low``)."""
     try:
         ok = bool(np.all((np.asarray(null_value) >= low) & (np.asarray(null_value) < high)))
@@ -96,15 +106,16 @@ def _int_null(null_value, low, high):
     return null_value if ok else None
 
 
-def _compact(bound: np.ndarray):
+def _compact(bound: np.ndarray) -> int | float | np.ndarray:
     """A scalar where every element of a bound is the same, else the array."""
     bound = np.asarray(bound)
     if bound.size and np.all(bound == bound.flat[0]):
-        return bound.flat[0].item()
+        scalar: int | float = bound.flat[0].item()
+        return scalar
     return bound
 
 
-def to_gym_space(space: Space) -> Any:
+def to_gym_space(space: Space) -> gymnasium.Space[Any]:
     """The Gymnasium space for an rlrun space.
 
     IntBox maps to Discrete (scalar), MultiBinary (int8 in ``[0, 2)``), MultiDiscrete (int64) or an
@@ -114,7 +125,8 @@ def to_gym_space(space: Space) -> Any:
     from gymnasium import spaces as gs
 
     if isinstance(space, GymSpaceWrapper):
-        return space.gym_space
+        gym_space: gymnasium.Space[Any] = space.gym_space
+        return gym_space
     if isinstance(space, IntBox):
         if space.shape == () and not np.ndim(space.low) and space.dtype == np.int64:
             return gs.Discrete(space.n, start=int(space.low))
@@ -142,14 +154,16 @@ class GymSpaceWrapper(Space):
     float32 where ``force_float32``); ``revert`` turns an rlrun value back (for actions).
     """
 
-    def __init__(self, space: Any, null_value: Any = 0, name: str = "obs", force_float32: bool = True) -> None:
+    def __init__(
+        self, space: Any, null_value: ArrayLike | None = 0, name: str = "obs", force_float32: bool = True
+    ) -> None:
         self._gym_space = space
         self.space = from_gym_space(space, name=name, null_value=null_value, force_float32=force_float32)
         self._dict_keys = self._keys(space)
         # revert's fast path for Discrete spaces: the scalar type Gymnasium gets (see revert).
         self._discrete_type: type | None = None
         if self._dict_keys is None and type(space).__name__ == "Discrete":
-            dtype = getattr(space, "dtype", None)
+            dtype = getattr(space, "dtype", None)  # old gym's Discrete may have no dtype
             self._discrete_type = int if dtype is None else dtype.type
 
     @property
@@ -174,15 +188,15 @@ class GymSpaceWrapper(Space):
         return self._dict_keys is None
 
     @staticmethod
-    def _keys(space):
+    def _keys(space: Any) -> _Keys:
         kind = type(space).__name__
         if kind == "Dict":
             return ("dict", list(space.spaces.keys()), [GymSpaceWrapper._keys(s) for s in space.spaces.values()])
         if kind == "Tuple":
-            return ("tuple", None, [GymSpaceWrapper._keys(s) for s in space.spaces])
+            return ("tuple", [], [GymSpaceWrapper._keys(s) for s in space.spaces])
         return None
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         # Attributes of the rlrun space (low, high, names, NamedTupleCls, ...) read through, as in rlpyt.
         # Only reached for names not found normally; "space" itself is refused so unpickling cannot recurse.
         if name == "space" or name.startswith("__"):
@@ -203,7 +217,9 @@ class GymSpaceWrapper(Space):
 
     @property
     def n(self) -> int:
-        return cast(Any, self.space).n
+        if not isinstance(self.space, IntBox):
+            raise AttributeError(f"{self.space!r} has no n: only an IntBox (a Discrete gym space) has one.")
+        return self.space.n
 
     def sample(self) -> Any:
         return self.space.sample()
@@ -214,17 +230,17 @@ class GymSpaceWrapper(Space):
     def seed(self, seed: int | None = None) -> None:
         self.space.seed(seed)
 
-    def mismatch(self, value: Any) -> str | None:
+    def mismatch(self, value: object) -> str | None:
         return self.space.mismatch(value)
 
     def __repr__(self) -> str:
         return f"GymSpaceWrapper({self.space!r})"
 
-    def convert(self, value: Any) -> Any:
+    def convert(self, value: object) -> Any:
         """Gymnasium value -> rlrun value."""
         return self._convert(value, self.space, self._dict_keys)
 
-    def _convert(self, value, space, keys):
+    def _convert(self, value: Any, space: Any, keys: _Keys) -> Any:
         if keys is None:
             if isinstance(space, FloatBox):
                 return np.asarray(value, dtype=space.dtype)
@@ -253,10 +269,10 @@ class GymSpaceWrapper(Space):
             return value if type(value) is scalar_type else scalar_type(int(value))
         return self._revert(value, self._gym_space, self._dict_keys)
 
-    def _revert(self, value, gym_space, keys):
+    def _revert(self, value: Any, gym_space: Any, keys: _Keys) -> Any:
         if keys is None:
             if type(gym_space).__name__ == "Discrete":
-                dtype = getattr(gym_space, "dtype", None)
+                dtype = getattr(gym_space, "dtype", None)  # as in __init__
                 return int(value) if dtype is None else dtype.type(int(value))
             return np.asarray(value, dtype=gym_space.dtype)
         kind, dict_keys, sub_keys = keys

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from numpy.typing import DTypeLike
+from numpy.typing import ArrayLike, DTypeLike
 
 from rlrun.spaces.box import Box, format_bound
 
@@ -21,22 +21,25 @@ class IntBox(Box):
 
     def __init__(
         self,
-        low: Any,
-        high: Any,
+        low: ArrayLike,
+        high: ArrayLike,
         shape: int | Sequence[int] | None = None,
         dtype: DTypeLike = "int32",
-        null_value: Any = None,
+        null_value: ArrayLike | None = None,
     ) -> None:
         if not np.issubdtype(np.dtype(dtype), np.integer) and np.dtype(dtype) != np.bool_:
             raise ValueError(f"IntBox needs an integer dtype, got {dtype!r}; use FloatBox for real values.")
         super().__init__(low, high, shape=shape, dtype=dtype, null_value=null_value)
         if np.any(np.asarray(self.high) <= np.asarray(self.low)):
-            raise ValueError(f"IntBox: high ({high}) must exceed low ({low}); high is exclusive.")
+            raise ValueError(
+                f"IntBox: high ({np.asarray(high)}) must exceed low ({np.asarray(low)}); high is exclusive."
+            )
         # Scalar discrete actions are checked on every env step: plain ints make that check a comparison.
         self._int_bounds = (int(self.low), int(self.high)) if not self.shape and not np.ndim(self.low) else None
 
-    def _default_null(self):
-        return np.broadcast_to(np.asarray(self.low, dtype=self.dtype), self.shape).copy()
+    def _default_null(self) -> np.ndarray:
+        null: np.ndarray = np.broadcast_to(np.asarray(self.low, dtype=self.dtype), self.shape).copy()
+        return null
 
     @property
     def n(self) -> int:

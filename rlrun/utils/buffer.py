@@ -7,7 +7,7 @@ tuples), and which may hold ``None`` leaves that stay ``None``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -71,7 +71,7 @@ def _is_node(buffer: Any) -> bool:
     return type(buffer) is tuple or is_namedtuple(buffer)
 
 
-def _rebuild(node: tuple, contents) -> tuple:
+def _rebuild(node: tuple[Any, ...], contents: Iterable[Any]) -> tuple[Any, ...]:
     return tuple(contents) if type(node) is tuple else type(node)(*contents)
 
 
@@ -129,7 +129,7 @@ def _buffer_to(buffer_: Any, device: torch.device | None) -> Any:
     return buffer_
 
 
-def buffer_method(buffer_: Any, method_name: str, *args: Any, **kwargs: Any) -> Any:
+def buffer_method(buffer_: Any, method_name: str, *args: object, **kwargs: object) -> Any:
     """Call ``leaf.method_name(*args, **kwargs)`` on every leaf, keeping the structure."""
     if buffer_ is None:
         return None
@@ -138,7 +138,7 @@ def buffer_method(buffer_: Any, method_name: str, *args: Any, **kwargs: Any) -> 
     return getattr(buffer_, method_name)(*args, **kwargs)
 
 
-def buffer_func(buffer_: Any, func: Callable, *args: Any, **kwargs: Any) -> Any:
+def buffer_func(buffer_: Any, func: Callable[..., object], *args: object, **kwargs: object) -> Any:
     """Call ``func(leaf, *args, **kwargs)`` on every leaf, keeping the structure."""
     if buffer_ is None:
         return None
@@ -147,13 +147,13 @@ def buffer_func(buffer_: Any, func: Callable, *args: Any, **kwargs: Any) -> Any:
     return func(buffer_, *args, **kwargs)
 
 
-def get_leading_dims(buffer_: Any, n_dim: int = 1) -> tuple[int, ...] | None:
+def get_leading_dims(buffer_: object, n_dim: int = 1) -> tuple[int, ...] | None:
     """The first ``n_dim`` dims of the leaves, checked to agree across all of them (None for None)."""
     if buffer_ is None:
         return None
     dims: dict[tuple[int, ...], str] = {}  # leading dims -> path of the first leaf that has them
 
-    def collect(b, path):
+    def collect(b: Any, path: str) -> None:
         if b is None:
             return
         if _is_node(b):

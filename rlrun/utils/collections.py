@@ -14,7 +14,7 @@ from __future__ import annotations
 import collections
 import copyreg
 import keyword
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 __all__ = [
@@ -47,17 +47,22 @@ class _CachedTupleMeta(type):
     """
 
 
-def _reduce_class(cls: Any):
+def _reduce_class(cls: Any) -> tuple[Callable[..., _CachedTupleMeta], tuple[object, ...]]:
     if issubclass(cls, NamedArrayTuple):
         return _rebuild_class, ("namedarraytuple", cls.__name__, tuple(cls._fields), None)
     defaults = tuple(cls._field_defaults[f] for f in cls._fields if f in cls._field_defaults)
     return _rebuild_class, ("namedtuple", cls.__name__, tuple(cls._fields), defaults or None)
 
 
-def _rebuild_class(kind: str, typename: str, fields: tuple[str, ...], defaults: tuple | None) -> type:
-    if kind == "namedarraytuple":
-        return namedarraytuple(typename, fields)
-    return namedtuple(typename, fields, defaults=defaults)
+def _rebuild_class(
+    kind: str, typename: str, fields: tuple[str, ...], defaults: tuple[object, ...] | None
+) -> _CachedTupleMeta:
+    cls: _CachedTupleMeta = (
+        namedarraytuple(typename, fields)
+        if kind == "namedarraytuple"
+        else namedtuple(typename, fields, defaults=defaults)
+    )
+    return cls
 
 
 copyreg.pickle(_CachedTupleMeta, _reduce_class)
@@ -80,7 +85,7 @@ def _check_fields(typename: str, field_names: str | Iterable[str]) -> tuple[str,
     return fields
 
 
-def namedtuple(typename: str, field_names: str | Iterable[str], defaults: Sequence | None = None) -> Any:
+def namedtuple(typename: str, field_names: str | Iterable[str], defaults: Sequence[object] | None = None) -> Any:
     """A ``collections.namedtuple`` that pickles (class and instances) without living in a module.
 
     Classes are cached by name and fields; ``defaults`` only applies the first time a given
@@ -97,7 +102,7 @@ def namedtuple(typename: str, field_names: str | Iterable[str], defaults: Sequen
     return cls
 
 
-class NamedArrayTuple(tuple):
+class NamedArrayTuple(tuple[Any, ...]):
     """The base of every namedarraytuple class, put before its namedtuple base; for annotations,
     ``isinstance`` checks and the methods all of them share. Fields are read as attributes."""
 
@@ -108,7 +113,7 @@ class NamedArrayTuple(tuple):
 
         def __getattr__(self, name: str) -> Any: ...
 
-    def __getitem__(self, loc):
+    def __getitem__(self, loc: Any) -> Any:
         """Index every non-None field with ``loc``; a string or int field index needs ``get``."""
         try:
             # tuple.__new__ skips the namedtuple's Python-level __new__: collectors index per env step.
@@ -125,7 +130,7 @@ class NamedArrayTuple(tuple):
                     ) from e
             raise
 
-    def __setitem__(self, loc, value) -> None:
+    def __setitem__(self, loc: Any, value: Any) -> None:
         """Write ``value`` at ``loc`` into every field.
 
         ``value`` is either a structure with the same fields (written field by field, recursively)
@@ -153,7 +158,7 @@ class NamedArrayTuple(tuple):
             except (ValueError, TypeError, IndexError) as e:
                 raise type(e)(f"While writing field {name!r} of {type(self).__name__}: {e}") from e
 
-    def __contains__(self, key) -> bool:
+    def __contains__(self, key: object) -> bool:
         """Membership tests field names, not values."""
         return key in self._fields
 
@@ -204,24 +209,24 @@ def namedarraytuple(
     return cls
 
 
-def is_namedtuple_class(obj: Any) -> bool:
+def is_namedtuple_class(obj: object) -> bool:
     return isinstance(obj, type) and issubclass(obj, tuple) and hasattr(obj, "_fields")
 
 
-def is_namedtuple(obj: Any) -> bool:
+def is_namedtuple(obj: object) -> bool:
     """True for instances of any namedtuple, namedarraytuples included."""
     return isinstance(obj, tuple) and hasattr(obj, "_fields")
 
 
-def is_namedarraytuple_class(obj: Any) -> bool:
+def is_namedarraytuple_class(obj: object) -> bool:
     return isinstance(obj, type) and issubclass(obj, NamedArrayTuple)
 
 
-def is_namedarraytuple(obj: Any) -> bool:
+def is_namedarraytuple(obj: object) -> bool:
     return isinstance(obj, NamedArrayTuple)
 
 
-def fields_of(obj: Any) -> tuple[str, ...]:
+def fields_of(obj: object) -> tuple[str, ...]:
     """The field names of a namedtuple (namedarraytuples included); ``()`` for anything else."""
     if isinstance(obj, tuple) and hasattr(obj, "_fields"):
         fields: tuple[str, ...] = obj._fields
@@ -251,16 +256,16 @@ def namedarraytuple_like(namedtuple_or_class: Any, classname_suffix: bool = Fals
     return namedarraytuple(cls.__name__, cls._fields, classname_suffix=classname_suffix)
 
 
-class AttrDict(dict):
+class AttrDict(dict[str, Any]):
     """A dict whose keys are also attributes: ``d.key is d["key"]``."""
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         try:
             return self[name]
         except KeyError:
             raise AttributeError(f"{type(self).__name__} has no key {name!r}.") from None
 
-    def __setattr__(self, name: str, value) -> None:
+    def __setattr__(self, name: str, value: Any) -> None:
         self[name] = value
 
     def __delattr__(self, name: str) -> None:

@@ -85,4 +85,5 @@ def extract_sequences(
     if isinstance(array_or_tensor, torch.Tensor):
         device = array_or_tensor.device
         return array_or_tensor[torch.from_numpy(rows).to(device), torch.from_numpy(cols).to(device)]
-    return array_or_tensor[rows, cols]
+    picked: np.ndarray = array_or_tensor[rows, cols]
+    return picked

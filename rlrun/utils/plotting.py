@@ -11,6 +11,10 @@ import json
 import math
 import os
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["read_progress", "find_column", "plot_progress", "find_runs", "group_runs", "plot_runs"]
 
@@ -112,7 +116,7 @@ def plot_progress(
 BAND_LABEL = "shaded: min to max of each row's episodes"
 
 
-def _legend(ax) -> None:
+def _legend(ax: Axes) -> None:
     """A legend in which the band's explanation appears once, however many runs have a band."""
     handles, labels = ax.get_legend_handles_labels()
     kept, seen = [], set()

@@ -61,15 +61,15 @@ class EnvStreams:
     def _make_views(self) -> None:
         # One [B, 1] tensor view per column of the block, built once: uniform(1) returns one as it is.
         self._rows = list(self._block)
-        self._columns = list(torch.from_numpy(self._block).split(1, dim=1))
+        self._columns = list(torch.split(torch.from_numpy(self._block), 1, dim=1))
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, object]:
         # Pickling and deepcopy would turn the views into separate copies; rebuild them instead.
         state = self.__dict__.copy()
         del state["_rows"], state["_columns"]
         return state
 
-    def __setstate__(self, state: dict) -> None:
+    def __setstate__(self, state: dict[str, object]) -> None:
         self.__dict__.update(state)
         if "_block" not in state:  # pickled before the block existed: its generators stand at the next draw
             self._block = np.empty((self.n_envs, _BLOCK))

@@ -18,7 +18,7 @@ under rlpyt's path.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import numpy as np
 import torch
@@ -77,7 +77,7 @@ def generalized_advantage_estimation(
     return_ = _dest(return_dest, reward)
     not_done = 1 - _to_float(done, reward)
     next_value = _one_step_shaped(bootstrap_value, reward)
-    a = 0.0
+    a: Array | float = 0.0
     for t in reversed(range(len(reward))):
         delta = reward[t] + discount * not_done[t] * next_value - value[t]
         a = delta + discount * gae_lambda * not_done[t] * a
@@ -136,7 +136,7 @@ def generalized_advantage_estimation_tl(
     advantage = _dest(advantage_dest, reward)
     return_ = _dest(return_dest, reward)
     next_value = _one_step_shaped(bootstrap_value, reward)
-    a = 0.0
+    a: Array | float = 0.0
     for t in reversed(range(len(reward))):
         v_next = _where(timeout[t], value[t], next_value)
         delta = reward[t] + discount * not_terminal[t] * v_next - value[t]
@@ -243,7 +243,7 @@ def valid_from_done(done: Array) -> Array:
 # Helpers that let each function above serve torch tensors and numpy arrays alike.
 
 
-def _dest(dest, like):
+def _dest(dest: Array | None, like: Array) -> Array:
     if dest is not None:
         return dest
     if isinstance(like, torch.Tensor):
@@ -251,21 +251,21 @@ def _dest(dest, like):
     return np.zeros_like(like)
 
 
-def _copy(x):
+def _copy(x: Array) -> Array:
     return x.clone() if isinstance(x, torch.Tensor) else np.array(x, copy=True)
 
 
-def _ones_like(x):
+def _ones_like(x: Array) -> Array:
     return torch.ones_like(x) if isinstance(x, torch.Tensor) else np.ones_like(x)
 
 
-def _ones_int(like):
+def _ones_int(like: Array) -> Array:
     if isinstance(like, torch.Tensor):
         return torch.ones(like.shape, dtype=torch.int64, device=like.device)
     return np.ones(like.shape, dtype=np.int64)
 
 
-def _to_bool(x, copy: bool = False):
+def _to_bool(x: Array, copy: bool = False) -> Array:
     if isinstance(x, torch.Tensor):
         b = x if x.dtype == torch.bool else x != 0
         return b.clone() if copy and b is x else b
@@ -274,24 +274,24 @@ def _to_bool(x, copy: bool = False):
     return np.array(b, copy=True) if copy and b is x else b
 
 
-def _to_float(x, like):
+def _to_float(x: Array, like: Array | None) -> Array:
     """``x`` as the float dtype of ``like`` (float32 when ``like`` is None)."""
     if isinstance(x, torch.Tensor):
         return x.to(like.dtype if like is not None else torch.float32)
     return np.asarray(x).astype(like.dtype if like is not None else np.float32)
 
 
-def _cast_like(x, like):
+def _cast_like(x: Array, like: Array) -> Array:
     return x.to(like.dtype) if isinstance(x, torch.Tensor) else np.asarray(x).astype(like.dtype)
 
 
-def _where(cond, a, b):
+def _where(cond: Array, a: Array, b: Array | float) -> Array:
     if isinstance(cond, torch.Tensor):
         return torch.where(cond, a, torch.as_tensor(b, dtype=a.dtype, device=a.device))
     return np.where(cond, a, b)
 
 
-def _terminal(done, timeout):
+def _terminal(done: Array, timeout: Array) -> Array:
     """Steps where the episode really ended: done and not cut by a time limit."""
     done = _to_bool(done)
     if (timeout & ~done).any():
@@ -299,29 +299,35 @@ def _terminal(done, timeout):
             "timeout is True at a step where done is False; a time-limit cut must also end the episode "
             "(done = terminated or truncated). Check the env wrapper's env_info.timeout."
         )
-    return done & ~timeout
+    terminal: Array = done & ~timeout  # numpy's stubs type `&` of arrays as Any
+    return terminal
 
 
-def _one_step_shaped(bootstrap_value, reward):
+def _one_step_shaped(bootstrap_value: Array | float, reward: Array) -> Array:
     """``bootstrap_value`` shaped like ``reward[0]``, so ``[1, B]`` and ``[B]`` both work."""
     step_shape = tuple(reward.shape[1:])
-    bv: Any
     if isinstance(reward, torch.Tensor):
-        bv = torch.as_tensor(bootstrap_value, dtype=reward.dtype, device=reward.device)
-    else:
-        bv = np.asarray(bootstrap_value, dtype=reward.dtype)
-    if bv.ndim == 0:
-        return bv
-    size = bv.numel() if isinstance(bv, torch.Tensor) else bv.size
+        bv_t = torch.as_tensor(bootstrap_value, dtype=reward.dtype, device=reward.device)
+        if bv_t.ndim == 0:
+            return bv_t
+        _check_one_step(bv_t.numel(), tuple(bv_t.shape), step_shape)
+        return bv_t.reshape(step_shape)
+    bv_n: np.ndarray = np.asarray(bootstrap_value, dtype=reward.dtype)
+    if bv_n.ndim == 0:
+        return bv_n
+    _check_one_step(bv_n.size, bv_n.shape, step_shape)
+    return bv_n.reshape(step_shape)
+
+
+def _check_one_step(size: int, shape: tuple[int, ...], step_shape: tuple[int, ...]) -> None:
     if size != int(np.prod(step_shape)):
         raise ValueError(
-            f"bootstrap_value has shape {tuple(bv.shape)} but one time step of reward has shape "
+            f"bootstrap_value has shape {shape} but one time step of reward has shape "
             f"{step_shape}; pass the value of the state after the last step for every env."
         )
-    return bv.reshape(step_shape)
 
 
-def _n_step_length(reward, n_step: int, do_truncated: bool) -> int:
+def _n_step_length(reward: Array, n_step: int, do_truncated: bool) -> int:
     if n_step < 1:
         raise ValueError(f"n_step must be at least 1, got {n_step}.")
     L = len(reward) if do_truncated else len(reward) - (n_step - 1)

@@ -7,7 +7,7 @@ import os
 import random
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Protocol
 
 import numpy as np
 import torch
@@ -40,7 +40,11 @@ def make_seed() -> int:
     return mixed % (2**32)
 
 
-def set_envs_seeds(envs: Sequence[Any], seed: int | None) -> None:
+class _Seedable(Protocol):
+    def seed(self, seed: int) -> object: ...
+
+
+def set_envs_seeds(envs: Sequence[_Seedable], seed: int | None) -> None:
     """Give env ``i`` the seed ``seed + i``, so seeds follow env ranks rather than processes."""
     if seed is None:
         return

@@ -23,16 +23,22 @@ from multiprocessing.context import get_spawning_popen
 from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 __all__ = ["SharedArray", "np_mp_array", "is_shared"]
 
 # numpy 2 moved byte_bounds out of the top-level namespace.
-_byte_bounds = getattr(getattr(np.lib, "array_utils", None), "byte_bounds", None) or getattr(np, "byte_bounds")  # noqa: B009
+try:
+    from numpy.lib.array_utils import byte_bounds as _byte_bounds
+except ImportError:  # numpy 1
+    from numpy import byte_bounds as _byte_bounds  # type: ignore[attr-defined, no-redef, unused-ignore]
 
 
-def _rebuild_shared_array(raw, offset: int, shape, strides, dtype) -> SharedArray:
+def _rebuild_shared_array(
+    raw: ctypes.Array[Any], offset: int, shape: tuple[int, ...], strides: tuple[int, ...] | None, dtype: str
+) -> SharedArray:
     arr = np.ndarray(shape, dtype=dtype, buffer=memoryview(raw).cast("B"), offset=offset, strides=strides)
-    out = arr.view(SharedArray)
+    out: SharedArray = arr.view(SharedArray)
     out._raw = raw
     return out
 
@@ -42,18 +48,18 @@ class SharedArray(np.ndarray):
 
     _raw: Any = None
 
-    def __array_finalize__(self, obj) -> None:
+    def __array_finalize__(self, obj: np.ndarray | None) -> None:
         if obj is not None:
-            self._raw = getattr(obj, "_raw", None)
+            self._raw = obj._raw if isinstance(obj, SharedArray) else None
 
-    def __array_wrap__(self, out_arr, context=None, return_scalar=False):
+    def __array_wrap__(self, out_arr: np.ndarray, context: object = None, return_scalar: bool = False) -> Any:
         # Results of arithmetic are new private arrays, not shared ones.
         out = np.asarray(out_arr)
         if return_scalar and out.ndim == 0:
             return out[()]
         return out
 
-    def __reduce__(self):
+    def __reduce__(self) -> str | tuple[Any, ...]:
         raw = self._raw
         if raw is None or get_spawning_popen() is None or not _shares_bytes_with(self, raw):
             return np.asarray(self).__reduce__()
@@ -62,22 +68,23 @@ class SharedArray(np.ndarray):
         return _rebuild_shared_array, (raw, offset, self.shape, self.strides, self.dtype.str)
 
 
-def _shares_bytes_with(arr: np.ndarray, raw) -> bool:
+def _shares_bytes_with(arr: np.ndarray, raw: ctypes.Array[Any]) -> bool:
     """True when every byte ``arr`` can reach lies inside ``raw`` (copies keep ``_raw`` but not its bytes)."""
     start = ctypes.addressof(raw)
     lo, hi = _byte_bounds(arr)
-    return start <= lo and hi <= start + ctypes.sizeof(raw)
+    inside: bool = start <= lo and hi <= start + ctypes.sizeof(raw)
+    return inside
 
 
-def np_mp_array(shape: int | Sequence[int], dtype: Any) -> SharedArray:
+def np_mp_array(shape: int | Sequence[int], dtype: DTypeLike) -> SharedArray:
     """A zero-filled array of ``shape`` and ``dtype`` in shared memory."""
-    dtype = np.dtype(dtype)
+    dtype_ = np.dtype(dtype)
     dims = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
-    nbytes = max(1, int(np.prod(dims, dtype=np.int64)) * dtype.itemsize)
+    nbytes = max(1, int(np.prod(dims, dtype=np.int64)) * dtype_.itemsize)
     raw = mp.RawArray(ctypes.c_byte, nbytes)
-    return _rebuild_shared_array(raw, 0, dims, None, dtype.str)
+    return _rebuild_shared_array(raw, 0, dims, None, dtype_.str)
 
 
-def is_shared(arr: Any) -> bool:
+def is_shared(arr: object) -> bool:
     """True when ``arr`` is a view of shared memory made by :func:`np_mp_array`."""
     return isinstance(arr, SharedArray) and arr._raw is not None and _shares_bytes_with(arr, arr._raw)

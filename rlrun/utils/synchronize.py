@@ -21,7 +21,7 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from multiprocessing.context import BaseContext
 
 __all__ = ["RWLock", "LockTimeoutError", "DEFAULT_LOCK_TIMEOUT_S", "lock_context"]
 
@@ -29,11 +29,11 @@ DEFAULT_LOCK_TIMEOUT_S = 60.0
 _WAIT_SLICE_S = 0.05  # how long one wait on the condition lasts before the deadline is looked at again
 
 
-_contexts: list[Any] = []  # innermost lock_context() last
+_contexts: list[BaseContext] = []  # innermost lock_context() last
 
 
 @contextmanager
-def lock_context(ctx: Any) -> Iterator[None]:
+def lock_context(ctx: BaseContext) -> Iterator[None]:
     """Locks built inside this block without a ``ctx`` use ``ctx``'s primitives: a runner that knows how
     it will start its processes says so here, before the agent and the replay build their locks."""
     _contexts.append(ctx)
@@ -58,7 +58,7 @@ class _Side:
     def __enter__(self) -> None:
         self._lock._acquire(self._write, None)
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._lock._release(self._write)
 
     @contextmanager
@@ -84,7 +84,7 @@ class RWLock:
     nameless but cannot reach spawned children.
     """
 
-    def __init__(self, timeout: float = DEFAULT_LOCK_TIMEOUT_S, ctx: Any = None) -> None:
+    def __init__(self, timeout: float = DEFAULT_LOCK_TIMEOUT_S, ctx: BaseContext | None = None) -> None:
         if not timeout > 0:
             raise ValueError(f"RWLock timeout must be a positive number of seconds, got {timeout!r}.")
         ctx = ctx or (_contexts[-1] if _contexts else mp.get_context("spawn"))
@@ -99,7 +99,7 @@ class RWLock:
     def __enter__(self) -> None:
         self._acquire(False, None)
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._release(False)
 
     def acquire_read(self, timeout: float | None = None) -> None:

@@ -47,6 +47,7 @@ class AleBackend:
         ids = self.rom_ids()
         if game not in ids:
             raise UnknownGameError(_unknown_game_message(game, ids, self.name))
+        path: str | None  # the ALE module is untyped
         if self.is_ale_py:
             path = self.module.roms.get_rom_path(game)
         else:
@@ -83,7 +84,7 @@ class AleBackend:
     @staticmethod
     def action_codes(ale: Any) -> list[int]:
         """The game's minimal action set as plain ints (ale-py gives ``Action`` enum members)."""
-        return [int(getattr(a, "value", a)) for a in ale.getMinimalActionSet()]
+        return [int(getattr(a, "value", a)) for a in ale.getMinimalActionSet()]  # enum members or ints
 
 
 def _snake_case(name: str) -> str:

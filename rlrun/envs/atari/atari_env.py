@@ -218,7 +218,8 @@ class AtariEnv(Env):
         self._pooler.current_into(newest)
         np.copyto(twin, newest)
         self._pos = 1 % self._num_img_obs
-        return self._obs.copy()
+        obs: np.ndarray = self._obs.copy()
+        return obs
 
     def step(self, action: Any) -> EnvStep:
         """Play ``frame_skip`` frames of ``action`` (an index into the minimal action set)."""
@@ -273,7 +274,8 @@ class AtariEnv(Env):
 
     def get_obs(self) -> np.ndarray:
         """A copy of the current observation (the one the last step or reset returned)."""
-        return self._obs.copy()
+        obs: np.ndarray = self._obs.copy()
+        return obs
 
     def fire_and_up(self) -> None:
         """Press FIRE, then UP, one frame each, where the game has them: what some games need to start

@@ -89,7 +89,8 @@ def area_weights(size_in: int, size_out: int) -> np.ndarray:
     starts = np.arange(size_out)[:, None] * scale
     pixels = np.arange(size_in)[None, :]
     overlap = np.minimum(starts + scale, pixels + 1) - np.maximum(starts, pixels)
-    return (np.clip(overlap, 0.0, None) / scale).astype(np.float32)
+    weights: np.ndarray = (np.clip(overlap, 0.0, None) / scale).astype(np.float32)
+    return weights
 
 
 class AreaResizer:

@@ -115,7 +115,7 @@ def build_runner(
     log_interval_steps: int = 10_000,
     eval_episodes: int = 10,
     overrides: dict[str, dict[str, Any]] | None = None,
-    affinity: dict | None = None,
+    affinity: dict[str, Any] | None = None,
     SamplerCls: type = SerialSampler,
     eval_n_envs: int | None = None,
     checkpoint: CheckpointPolicy | bool | None = None,

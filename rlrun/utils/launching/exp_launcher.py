@@ -122,7 +122,7 @@ def launch_experiment(
     args: Sequence[Any],
     python_executable: str | None = None,
     set_egl_device: bool = False,
-) -> subprocess.Popen:
+) -> subprocess.Popen[bytes]:
     """Save ``variant`` in ``log_dir`` and start ``python script <slot_code> <log_dir> <run_ID> *args``.
 
     Returns at once with the process handle. The child inherits this process's stdout, stderr,
@@ -205,7 +205,7 @@ def run_experiments(
     log_num_launched(exp_dir, 0, total)
     print(f"Running {total} run(s) in {exp_dir}, at most {n_run_slots} at once.", flush=True)
 
-    slots: list[tuple[subprocess.Popen, RunRecord] | None] = [None] * n_run_slots
+    slots: list[tuple[subprocess.Popen[bytes], RunRecord] | None] = [None] * n_run_slots
     deadline = None if timeout is None else time.monotonic() + timeout
     n_launched = 0
     with _sigterm_as_exit():
@@ -311,7 +311,7 @@ def _check_inputs(
         raise ValueError(f"poll_interval and timeout must be > 0; got {poll_interval!r} and {timeout!r}.")
 
 
-def _reap(slots: list[tuple[subprocess.Popen, RunRecord] | None]) -> None:
+def _reap(slots: list[tuple[subprocess.Popen[bytes], RunRecord] | None]) -> None:
     """Record the runs that have ended and free their slots."""
     for i, entry in enumerate(slots):
         if entry is None:
@@ -326,7 +326,7 @@ def _reap(slots: list[tuple[subprocess.Popen, RunRecord] | None]) -> None:
 
 
 def _wait_for_free_slot(
-    slots: list[tuple[subprocess.Popen, RunRecord] | None], poll_interval: float, deadline: float | None
+    slots: list[tuple[subprocess.Popen[bytes], RunRecord] | None], poll_interval: float, deadline: float | None
 ) -> int | None:
     """The lowest free slot once there is one; None at the deadline."""
     while True:
@@ -338,7 +338,7 @@ def _wait_for_free_slot(
 
 
 def _wait_for_all(
-    slots: list[tuple[subprocess.Popen, RunRecord] | None], poll_interval: float, deadline: float | None
+    slots: list[tuple[subprocess.Popen[bytes], RunRecord] | None], poll_interval: float, deadline: float | None
 ) -> bool:
     """Wait until every run has ended; False at the deadline."""
     while True:
@@ -362,7 +362,7 @@ def _sleep_until(poll_interval: float, deadline: float | None) -> bool:
 
 
 def _stop_all(
-    slots: list[tuple[subprocess.Popen, RunRecord] | None], shutdown_timeout: float, first: signal.Signals
+    slots: list[tuple[subprocess.Popen[bytes], RunRecord] | None], shutdown_timeout: float, first: signal.Signals
 ) -> None:
     """Send ``first`` to every running child, SIGKILL those left after ``shutdown_timeout`` s; wait for all."""
     running = [entry for entry in slots if entry is not None]

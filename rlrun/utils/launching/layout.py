@@ -93,7 +93,7 @@ class LayoutRequest:
         return self.n_cpu_core // self.cpu_per_run
 
 
-def int_at_least(name: str, value: Any, minimum: int) -> int:
+def int_at_least(name: str, value: object, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value or value < minimum:
         raise ValueError(f"Affinity: {name} must be an integer >= {minimum}, got {value!r}.")
     return int(value)

@@ -27,4 +27,5 @@ def pin_to_cpus(cpus: Sequence[int] | None, setting: str) -> list[int] | None:
                 f"{setting} {cpus}, which this process cannot use ({e}). Choose among "
                 f"{process.cpu_affinity()}, or set affinity['set_affinity']=False."
             ) from e
-    return process.cpu_affinity()
+    cpus_now: list[int] = process.cpu_affinity()  # psutil has no type stubs
+    return cpus_now

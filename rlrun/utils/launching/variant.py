@@ -45,7 +45,9 @@ class VariantLevel(namedtuple("VariantLevel", ["keys", "values", "dir_names"])):
     values: tuple[tuple[Any, ...], ...]
     dir_names: tuple[str, ...]
 
-    def __new__(cls, keys: Sequence[Sequence[str]], values: Sequence[Sequence[Any]], dir_names: Sequence[str]):
+    def __new__(
+        cls, keys: Sequence[Sequence[str]], values: Sequence[Sequence[Any]], dir_names: Sequence[str]
+    ) -> VariantLevel:
         checked_keys = _check_keys(keys)
         checked_values = _check_values(values, len(checked_keys))
         checked_names = _check_dir_names(dir_names, len(checked_values))

@@ -15,7 +15,7 @@ import shutil
 import traceback
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import torch
@@ -23,6 +23,9 @@ import torch
 from rlrun.utils.launching.main_guard import refuse_while_bootstrapping
 from rlrun.utils.logging import logger
 from rlrun.utils.logging.tracking import WANDB_EXTRA, WandbTracker
+
+# What json.dump writes: jsonable's results.
+JSONValue: TypeAlias = "None | bool | int | float | str | list[JSONValue] | dict[str, JSONValue]"
 
 __all__ = [
     "logger_context",
@@ -87,7 +90,7 @@ def _inside(path: str, folder: str) -> bool:
     return os.path.commonpath([os.path.abspath(path), os.path.abspath(folder)]) == os.path.abspath(folder)
 
 
-def jsonable(obj: Any) -> Any:
+def jsonable(obj: object) -> JSONValue:
     """A JSON-serialisable copy of ``obj`` for ``params.json``.
 
     Containers are converted recursively; numpy and torch values become numbers or lists; classes and
@@ -215,7 +218,9 @@ def logger_context(
         os.replace(params_path + ".tmp", params_path)
         if wandb:
             init_kwargs = dict(wandb) if isinstance(wandb, Mapping) else {}
-            logger.add_tracker(WandbTracker(run_dir, f"{name}_{run_ID}", jsonable(params), **init_kwargs))
+            config = jsonable(params)
+            assert isinstance(config, dict)  # params is a dict, so its JSON form is one
+            logger.add_tracker(WandbTracker(run_dir, f"{name}_{run_ID}", config, **init_kwargs))
         if run_dir != wanted_dir:
             logger.log(f"{wanted_dir} holds an earlier run's logs, which are kept; this run logs to {run_dir}.")
         logger.log(f"Logging to {run_dir}")
@@ -319,7 +324,7 @@ def _run_files(exp_dir: str | None, name: str) -> Iterator[str]:
             yield os.path.join(folder, name)
 
 
-def add_exp_param(param_name: str, param_val: Any, exp_dir: str | None = None, overwrite: bool = False) -> list[str]:
+def add_exp_param(param_name: str, param_val: object, exp_dir: str | None = None, overwrite: bool = False) -> list[str]:
     """Write ``param_name = param_val`` into the ``params.json`` of every run under ``exp_dir``.
 
     For tagging finished runs after the fact (e.g. a label that combines several settings, to group
@@ -334,10 +339,11 @@ def add_exp_param(param_name: str, param_val: Any, exp_dir: str | None = None, o
         if param_name in params and not overwrite:
             logger.log(f"{path}: keeps {param_name}={old!r} (overwrite=False).")
             continue
-        if isinstance(old, dict) and isinstance(param_val, dict):
-            params[param_name] = {**old, **jsonable(param_val)}
+        new = jsonable(param_val)
+        if isinstance(old, dict) and isinstance(param_val, dict) and isinstance(new, dict):
+            params[param_name] = {**old, **new}
         else:
-            params[param_name] = jsonable(param_val)
+            params[param_name] = new
         tmp = path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump(params, f, indent=2)

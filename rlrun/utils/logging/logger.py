@@ -38,6 +38,7 @@ from typing import Any, Protocol, TextIO
 
 import numpy as np
 import torch
+from numpy.typing import ArrayLike
 
 from rlrun.utils.logging import progress
 from rlrun.utils.logging.tabular import CsvOutput, format_table, to_scalar
@@ -148,7 +149,7 @@ def _close_outputs(state: _State) -> None:
 
 
 def log(
-    s: Any, with_prefix: bool = True, with_timestamp: bool = True, color: str | None = None, console: bool = True
+    s: object, with_prefix: bool = True, with_timestamp: bool = True, color: str | None = None, console: bool = True
 ) -> None:
     """Write one message line to the console and every text output (``debug.log``).
 
@@ -322,7 +323,7 @@ def enable_tabular() -> None:
 # ---- tabular ----
 
 
-def record_tabular(key: str, val: Any, *args: Any, console: bool = True, **kwargs: Any) -> None:
+def record_tabular(key: str, val: object, *args: object, console: bool = True, **kwargs: object) -> None:
     """Record ``val`` under ``key`` (after the current tabular prefix) for the next :func:`dump_tabular`.
 
     Numpy and torch scalars become Python numbers. Recording a key twice before a dump keeps the last value.
@@ -333,7 +334,7 @@ def record_tabular(key: str, val: Any, *args: Any, console: bool = True, **kwarg
 
 
 def record_tabular_misc_stat(
-    key: str, values: Any, placement: str = "back", console: bool | Iterable[str] = True
+    key: str, values: ArrayLike | torch.Tensor, placement: str = "back", console: bool | Iterable[str] = True
 ) -> None:
     """Record Average, Std, Median, Min and Max of ``values`` as ``<key>Average`` ... (``placement="back"``).
 
@@ -596,7 +597,7 @@ def get_snapshot_gap() -> int:
     return _state.snapshot_gap
 
 
-def save_itr_params(itr: int, params: Any) -> list[str]:
+def save_itr_params(itr: int, params: object) -> list[str]:
     """Save ``params`` with ``torch.save`` as the snapshot mode says; return the paths written.
 
     Does nothing without a snapshot folder (no logger context). Files are written to a temporary name
@@ -639,7 +640,7 @@ def _variant_json(obj: Any) -> Any:
     return repr(obj)
 
 
-def log_variant(log_file: str, variant_data: Any) -> None:
+def log_variant(log_file: str, variant_data: object) -> None:
     """Write ``variant_data`` (a dict, or an object with a ``dump()`` method returning one) to ``log_file`` as JSON.
 
     The folder is created. Classes are written as ``{"$class": "module.Name"}`` and enums as

@@ -39,4 +39,5 @@ def load_snapshot(run_dir: str | os.PathLike[str], map_location: str | torch.dev
 
     Only tensors and plain values are unpickled (``weights_only``), so loading a snapshot runs no code.
     """
-    return torch.load(snapshot_path(run_dir), map_location=map_location, weights_only=True)
+    snapshot: dict[str, Any] = torch.load(snapshot_path(run_dir), map_location=map_location, weights_only=True)
+    return snapshot

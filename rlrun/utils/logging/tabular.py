@@ -18,7 +18,7 @@ import torch
 __all__ = ["CsvOutput", "to_scalar", "format_value", "format_table"]
 
 
-def to_scalar(value: Any) -> Any:
+def to_scalar(value: object) -> object:
     """Turn numpy and torch scalars (and one-element arrays) into Python numbers; leave the rest as is."""
     if isinstance(value, torch.Tensor) and value.numel() == 1:
         return value.item()
@@ -29,7 +29,7 @@ def to_scalar(value: Any) -> Any:
     return value
 
 
-def format_value(value: Any) -> str:
+def format_value(value: object) -> str:
     """The text of one CSV cell: ints exactly, floats round-trippable, anything else through ``str``."""
     if isinstance(value, bool):
         return str(int(value))
@@ -40,7 +40,7 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
-def _console_value(value: Any) -> str:
+def _console_value(value: object) -> str:
     if isinstance(value, bool) or isinstance(value, numbers.Integral):
         return str(int(value))
     if isinstance(value, numbers.Real):

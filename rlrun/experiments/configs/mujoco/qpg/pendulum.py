@@ -94,7 +94,7 @@ def build_runner(
     log_interval_steps: int = 1000,
     eval_episodes: int = 10,
     overrides: dict[str, dict[str, Any]] | None = None,
-    affinity: dict | None = None,
+    affinity: dict[str, Any] | None = None,
 ) -> MinibatchRlEval:
     """A MinibatchRlEval runner for ``algo`` ("sac", "td3" or "ddpg") on Pendulum-v1 with a SerialSampler.
 
