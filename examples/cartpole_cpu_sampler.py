@@ -3,6 +3,7 @@
     python examples/cartpole_cpu_sampler.py                    # 100k env steps, one worker per usable CPU
     python examples/cartpole_cpu_sampler.py --n_workers 2 --n_steps 20000
     python examples/cartpole_cpu_sampler.py --start_method spawn
+    python examples/cartpole_cpu_sampler.py --resume           # continue after Ctrl-C, from the checkpoint
 
 The same run as examples/quick_start.py (same seed, same samples) with the envs and the agent's
 action sampling spread over worker processes that write into one shared batch. The algorithm trains
@@ -12,6 +13,8 @@ in this process; workers read the new weights from shared memory before each bat
 from __future__ import annotations
 
 import argparse
+
+from _run_folder import add_resume_flag, run_folder
 
 from rlrun.agents.pg.categorical import CategoricalPgAgent
 from rlrun.algos.pg.ppo import PPO
@@ -29,6 +32,7 @@ def build_and_train(
     n_workers: int | None = None,
     start_method: str | None = None,
     log_interval_steps: int = 10_000,
+    resume: bool = False,
 ):
     config = CONFIGS["ppo"]
     sampler = CpuSampler(
@@ -53,8 +57,12 @@ def build_and_train(
         seed=seed,
         log_interval_steps=log_interval_steps,
         affinity=affinity,
+        checkpoint=True,  # at every log row, so that --resume continues after Ctrl-C
+        resume=resume,
     )
-    with logger_context("cartpole_cpu_sampler", run_ID, "ppo_cartpole_cpu", dict(n_steps=n_steps, seed=seed)):
+    log_dir, run_name = run_folder("cartpole_cpu_sampler", run_ID, resume)
+    config = dict(n_steps=n_steps, seed=seed)
+    with logger_context(log_dir, run_name, "ppo_cartpole_cpu", config, snapshot_mode="last", resume=resume):
         result = runner.train()
     print(f"Final evaluation return: {result['ReturnAverage']:.1f} after {int(result['Diagnostics/CumSteps'])} steps")
     return result
@@ -68,5 +76,14 @@ if __name__ == "__main__":  # needed under spawn: workers import this file
     parser.add_argument("--n_workers", type=int, default=None, help="default: one per usable CPU")
     parser.add_argument("--start_method", choices=["fork", "spawn", "forkserver"], default=None)
     parser.add_argument("--log_interval_steps", type=int, default=10_000)
+    add_resume_flag(parser)
     args = parser.parse_args()
-    build_and_train(args.n_steps, args.seed, args.run_ID, args.n_workers, args.start_method, args.log_interval_steps)
+    build_and_train(
+        args.n_steps,
+        args.seed,
+        args.run_ID,
+        args.n_workers,
+        args.start_method,
+        args.log_interval_steps,
+        args.resume,
+    )

@@ -2,6 +2,7 @@
 
     python examples/custom_env.py                          # PPO, 2 workers started with spawn, 20k steps
     python examples/custom_env.py --start_method fork --n_steps 50000
+    python examples/custom_env.py --resume                 # continue after Ctrl-C, from the checkpoint
 
 ``Corridor`` is a Gymnasium env written from scratch; ``CorridorTrajInfo`` adds two statistics to
 every finished episode, which the runner logs beside the return. Both live at module level and the
@@ -15,6 +16,7 @@ import argparse
 
 import gymnasium
 import numpy as np
+from _run_folder import add_resume_flag, run_folder
 
 from rlrun.agents.pg.categorical import CategoricalPgAgent
 from rlrun.algos.pg.ppo import PPO
@@ -82,6 +84,7 @@ def build_and_train(
     n_workers: int = 2,
     start_method: str = "spawn",
     log_interval_steps: int = 5_000,
+    resume: bool = False,
 ) -> dict:
     sampler = CpuSampler(
         EnvCls=make_corridor,
@@ -102,8 +105,12 @@ def build_and_train(
         seed=seed,
         log_interval_steps=log_interval_steps,
         affinity=dict(workers_cpus=[[i] for i in range(n_workers)], set_affinity=False, master_torch_threads=1),
+        checkpoint=True,  # at every log row, so that --resume continues after Ctrl-C
+        resume=resume,
     )
-    with logger_context("custom_env", 0, "ppo_corridor", dict(n_steps=n_steps, seed=seed)):
+    log_dir, run_name = run_folder("custom_env", 0, resume)
+    config = dict(n_steps=n_steps, seed=seed)
+    with logger_context(log_dir, run_name, "ppo_corridor", config, snapshot_mode="last", resume=resume):
         result = runner.train()
     print(
         f"Final evaluation: return {result['ReturnAverage']:.2f}, reached the goal in "
@@ -119,5 +126,6 @@ if __name__ == "__main__":  # needed under spawn and forkserver: workers import 
     parser.add_argument("--n_workers", type=int, default=2)
     parser.add_argument("--start_method", choices=["fork", "spawn", "forkserver"], default="spawn")
     parser.add_argument("--log_interval_steps", type=int, default=5_000)
+    add_resume_flag(parser)
     args = parser.parse_args()
-    build_and_train(args.n_steps, args.seed, args.n_workers, args.start_method, args.log_interval_steps)
+    build_and_train(args.n_steps, args.seed, args.n_workers, args.start_method, args.log_interval_steps, args.resume)

@@ -5,6 +5,7 @@
     python examples/example_3.py --sample_mode gpu --cuda_idx 0          # workers step envs, the GPU acts
     python examples/example_3.py --sample_mode alternating               # two worker groups take turns
     python examples/example_3.py --n_steps 400 --log_interval_steps 80   # a smoke run
+    python examples/example_3.py --resume                                # continue after Ctrl-C, from the checkpoint
 
 serial: envs and agent in this process. cpu: each worker runs its envs and the agent. gpu: workers
 step envs, this process acts for all of them in one batch (on the GPU with --cuda_idx, else the
@@ -14,6 +15,8 @@ CPU). alternating: gpu with two groups of workers, so acting for one group overl
 from __future__ import annotations
 
 import argparse
+
+from _run_folder import add_resume_flag, run_folder
 
 from rlrun.agents.pg.atari import AtariFfAgent
 from rlrun.algos.pg.a2c import A2C
@@ -36,6 +39,7 @@ def build_and_train(
     n_parallel=2,
     n_steps=int(50e6),
     log_interval_steps=int(1e5),
+    resume=False,
 ):
     if sample_mode not in SAMPLERS:
         raise SystemExit(f"--sample_mode {sample_mode!r} is not available; choose from {sorted(SAMPLERS)}.")
@@ -59,9 +63,12 @@ def build_and_train(
         n_steps=n_steps,
         log_interval_steps=log_interval_steps,
         affinity=affinity,
+        checkpoint=True,  # at every log row, so that --resume continues after Ctrl-C
+        resume=resume,
     )
     config = dict(game=game, sample_mode=sample_mode)
-    with logger_context("example_3", run_ID, f"a2c_{game}_{sample_mode}", config):
+    log_dir, run_name = run_folder("example_3", run_ID, resume)
+    with logger_context(log_dir, run_name, f"a2c_{game}_{sample_mode}", config, snapshot_mode="last", resume=resume):
         return runner.train()
 
 
@@ -74,7 +81,15 @@ if __name__ == "__main__":
     parser.add_argument("--n_parallel", help="number of sampler workers", type=int, default=2)
     parser.add_argument("--n_steps", help="env steps to train", type=int, default=int(50e6))
     parser.add_argument("--log_interval_steps", type=int, default=int(1e5))
+    add_resume_flag(parser)
     args = parser.parse_args()
     build_and_train(
-        args.game, args.run_ID, args.cuda_idx, args.sample_mode, args.n_parallel, args.n_steps, args.log_interval_steps
+        args.game,
+        args.run_ID,
+        args.cuda_idx,
+        args.sample_mode,
+        args.n_parallel,
+        args.n_steps,
+        args.log_interval_steps,
+        args.resume,
     )

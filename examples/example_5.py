@@ -2,6 +2,7 @@
 
     python examples/example_5.py --game pong --cuda_idx 0 --n_parallel 8
     python examples/example_5.py --n_steps 1000 --log_interval_steps 500   # a smoke run on the CPU
+    python examples/example_5.py --resume                                  # continue after Ctrl-C, from the checkpoint
 
 More envs (``batch_B``) make each batched forward pass for action selection cheaper per env; a
 larger ``batch_size`` in the algorithm does the same for training. Both can change what learns well.
@@ -11,9 +12,12 @@ from __future__ import annotations
 
 import argparse
 
+from _run_folder import add_resume_flag, run_folder
+
 from rlrun.agents.dqn.atari.atari_dqn_agent import AtariDqnAgent
 from rlrun.algos.dqn.dqn import DQN
 from rlrun.envs.atari.atari_env import AtariEnv, AtariTrajInfo
+from rlrun.runners.checkpoint import CheckpointPolicy
 from rlrun.runners.minibatch_rl import MinibatchRlEval
 from rlrun.samplers.parallel.gpu.sampler import GpuSampler
 from rlrun.utils.logging.context import logger_context
@@ -28,6 +32,7 @@ def build_and_train(
     log_interval_steps=int(1e3),
     replay_size=None,
     eval_max_steps=int(10e3),
+    resume=False,
 ):
     config = dict(
         env=dict(game=game),
@@ -56,8 +61,12 @@ def build_and_train(
         n_steps=n_steps,
         log_interval_steps=log_interval_steps,
         affinity=dict(cuda_idx=cuda_idx, workers_cpus=list(range(n_parallel))),
+        # A checkpoint at every log row, without the replay (3.1 GiB at 100k steps): a resumed run refills it.
+        checkpoint=CheckpointPolicy(replay=False),
+        resume=resume,
     )
-    with logger_context("example_5", run_ID, f"dqn_{game}", config):
+    log_dir, run_name = run_folder("example_5", run_ID, resume)
+    with logger_context(log_dir, run_name, f"dqn_{game}", config, snapshot_mode="last", resume=resume):
         return runner.train()
 
 
@@ -71,6 +80,7 @@ if __name__ == "__main__":
     parser.add_argument("--log_interval_steps", type=int, default=int(1e3))
     parser.add_argument("--replay_size", type=int, default=None, help="replay steps (default 100k)")
     parser.add_argument("--eval_max_steps", type=int, default=int(10e3), help="env steps per evaluation, at most")
+    add_resume_flag(parser)
     args = parser.parse_args()
     build_and_train(
         args.game,
@@ -81,4 +91,5 @@ if __name__ == "__main__":
         args.log_interval_steps,
         args.replay_size,
         args.eval_max_steps,
+        args.resume,
     )

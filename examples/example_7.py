@@ -3,6 +3,7 @@
     python examples/example_7.py --game pong                    # 2 GPUs, one rank each (NCCL)
     python examples/example_7.py --n_gpu 4                      # 4 GPUs
     python examples/example_7.py --cpu_ranks 2 --n_steps 2000   # 2 ranks on CPUs (gloo): a smoke run
+    python examples/example_7.py --resume                       # continue after Ctrl-C, from the checkpoint
     torchrun --nproc_per_node 2 examples/example_7.py           # ranks started by torchrun instead
 
 The whole stack (a served sampler, the agent, A2C) is replicated in one process per GPU; each rank
@@ -16,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import os
+
+from _run_folder import add_resume_flag, run_folder
 
 from rlrun.agents.pg.atari import AtariFfAgent
 from rlrun.algos.pg.a2c import A2C
@@ -35,6 +38,7 @@ def build_and_train(
     n_steps=int(50e6),
     log_interval_steps=int(1e5),
     max_decorrelation_steps=400,
+    resume=False,
 ):
     if cpu_ranks:
         # Each rank: its sampler's workers and its training on CPUs, unpinned; gloo averages gradients.
@@ -64,11 +68,13 @@ def build_and_train(
         n_steps=n_steps,
         log_interval_steps=log_interval_steps,
         affinity=affinity,
+        checkpoint=True,  # at every log row, so that --resume continues after Ctrl-C
+        resume=resume,
     )
     config = dict(game=game)
     name = "a2c_" + game
-    log_dir = "example_7"
-    with logger_context(log_dir, run_ID, name, config):
+    log_dir, run_name = run_folder("example_7", run_ID, resume)
+    with logger_context(log_dir, run_name, name, config, snapshot_mode="last", resume=resume):
         return runner.train()
 
 
@@ -81,6 +87,7 @@ if __name__ == "__main__":
     parser.add_argument("--n_steps", help="env steps over all ranks", type=int, default=int(50e6))
     parser.add_argument("--log_interval_steps", type=int, default=int(1e5))
     parser.add_argument("--max_decorrelation_steps", type=int, default=400)
+    add_resume_flag(parser)
     args = parser.parse_args()
     build_and_train(
         game=args.game,
@@ -90,4 +97,5 @@ if __name__ == "__main__":
         n_steps=args.n_steps,
         log_interval_steps=args.log_interval_steps,
         max_decorrelation_steps=args.max_decorrelation_steps,
+        resume=args.resume,
     )
