@@ -13,8 +13,8 @@ in this process; workers read the new weights from shared memory before each bat
 from __future__ import annotations
 
 import argparse
-
-from _run_folder import add_resume_flag, run_folder
+import glob
+import os
 
 from rlrun.agents.pg.categorical import CategoricalPgAgent
 from rlrun.algos.pg.ppo import PPO
@@ -23,6 +23,16 @@ from rlrun.experiments.configs.cartpole import CONFIGS
 from rlrun.runners.minibatch_rl import MinibatchRlEval
 from rlrun.samplers.parallel.cpu.sampler import CpuSampler
 from rlrun.utils.logging.context import logger_context
+
+LOG_DIR = os.path.join("data", "cartpole_cpu_sampler")  # one fixed folder, so that --resume finds the run again
+
+
+def newest_run(run_ID: int) -> str:
+    """The ID of the newest run folder of ``run_ID`` under LOG_DIR (``0``, ``0-2``, ...)."""
+    runs = glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}")) + glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}-*"))
+    if not runs:
+        return str(run_ID)
+    return os.path.basename(max(runs, key=os.path.getmtime)).removeprefix("run_")
 
 
 def build_and_train(
@@ -60,9 +70,9 @@ def build_and_train(
         checkpoint=True,  # at every log row, so that --resume continues after Ctrl-C
         resume=resume,
     )
-    log_dir, run_name = run_folder("cartpole_cpu_sampler", run_ID, resume)
+    run_name = newest_run(run_ID) if resume else run_ID  # a later run of the same ID took run_<ID>-2, ...
     config = dict(n_steps=n_steps, seed=seed)
-    with logger_context(log_dir, run_name, "ppo_cartpole_cpu", config, snapshot_mode="last", resume=resume):
+    with logger_context(LOG_DIR, run_name, "ppo_cartpole_cpu", config, snapshot_mode="last", resume=resume):
         result = runner.train()
     print(f"Final evaluation return: {result['ReturnAverage']:.1f} after {int(result['Diagnostics/CumSteps'])} steps")
     return result
@@ -76,7 +86,7 @@ if __name__ == "__main__":  # needed under spawn: workers import this file
     parser.add_argument("--n_workers", type=int, default=None, help="default: one per usable CPU")
     parser.add_argument("--start_method", choices=["fork", "spawn", "forkserver"], default=None)
     parser.add_argument("--log_interval_steps", type=int, default=10_000)
-    add_resume_flag(parser)
+    parser.add_argument("--resume", action="store_true", help="continue run_<run_ID> from its newest checkpoint")
     args = parser.parse_args()
     build_and_train(
         args.n_steps,

@@ -13,10 +13,11 @@ can import them (docs/tutorial_custom_env.md walks through it).
 from __future__ import annotations
 
 import argparse
+import glob
+import os
 
 import gymnasium
 import numpy as np
-from _run_folder import add_resume_flag, run_folder
 
 from rlrun.agents.pg.categorical import CategoricalPgAgent
 from rlrun.algos.pg.ppo import PPO
@@ -25,6 +26,16 @@ from rlrun.envs.traj_info import TrajInfo
 from rlrun.runners.minibatch_rl import MinibatchRlEval
 from rlrun.samplers.parallel.cpu.sampler import CpuSampler
 from rlrun.utils.logging.context import logger_context
+
+LOG_DIR = os.path.join("data", "custom_env")  # one fixed folder, so that --resume finds the run again
+
+
+def newest_run(run_ID: int) -> str:
+    """The ID of the newest run folder of ``run_ID`` under LOG_DIR (``0``, ``0-2``, ...)."""
+    runs = glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}")) + glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}-*"))
+    if not runs:
+        return str(run_ID)
+    return os.path.basename(max(runs, key=os.path.getmtime)).removeprefix("run_")
 
 
 class Corridor(gymnasium.Env):
@@ -108,9 +119,9 @@ def build_and_train(
         checkpoint=True,  # at every log row, so that --resume continues after Ctrl-C
         resume=resume,
     )
-    log_dir, run_name = run_folder("custom_env", 0, resume)
+    run_name = newest_run(0) if resume else 0  # a later run of the same ID took run_<ID>-2, ...
     config = dict(n_steps=n_steps, seed=seed)
-    with logger_context(log_dir, run_name, "ppo_corridor", config, snapshot_mode="last", resume=resume):
+    with logger_context(LOG_DIR, run_name, "ppo_corridor", config, snapshot_mode="last", resume=resume):
         result = runner.train()
     print(
         f"Final evaluation: return {result['ReturnAverage']:.2f}, reached the goal in "
@@ -126,6 +137,6 @@ if __name__ == "__main__":  # needed under spawn and forkserver: workers import 
     parser.add_argument("--n_workers", type=int, default=2)
     parser.add_argument("--start_method", choices=["fork", "spawn", "forkserver"], default="spawn")
     parser.add_argument("--log_interval_steps", type=int, default=5_000)
-    add_resume_flag(parser)
+    parser.add_argument("--resume", action="store_true", help="continue run_0 from its newest checkpoint")
     args = parser.parse_args()
     build_and_train(args.n_steps, args.seed, args.n_workers, args.start_method, args.log_interval_steps, args.resume)

@@ -14,8 +14,8 @@ Evaluation: 10 eval envs share 5 whole episodes each time, within at most 10k st
 from __future__ import annotations
 
 import argparse
-
-from _run_folder import add_resume_flag, run_folder
+import glob
+import os
 
 from rlrun.agents.dqn.atari.atari_dqn_agent import AtariDqnAgent
 from rlrun.algos.dqn.dqn import DQN
@@ -24,6 +24,16 @@ from rlrun.runners.checkpoint import CheckpointPolicy
 from rlrun.runners.minibatch_rl import MinibatchRlEval
 from rlrun.samplers.serial.sampler import SerialSampler
 from rlrun.utils.logging.context import logger_context
+
+LOG_DIR = os.path.join("data", "example_1")  # one fixed folder, so that --resume finds the run again
+
+
+def newest_run(run_ID: int) -> str:
+    """The ID of the newest run folder of ``run_ID`` under LOG_DIR (``0``, ``0-2``, ...)."""
+    runs = glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}")) + glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}-*"))
+    if not runs:
+        return str(run_ID)
+    return os.path.basename(max(runs, key=os.path.getmtime)).removeprefix("run_")
 
 
 def build_and_train(
@@ -60,8 +70,8 @@ def build_and_train(
         checkpoint=CheckpointPolicy(replay=False),
         resume=resume,
     )
-    log_dir, run_name = run_folder("example_1", run_ID, resume)
-    with logger_context(log_dir, run_name, f"dqn_{game}", dict(game=game), snapshot_mode="last", resume=resume):
+    run_name = newest_run(run_ID) if resume else run_ID  # a later run of the same ID took run_<ID>-2, ...
+    with logger_context(LOG_DIR, run_name, f"dqn_{game}", dict(game=game), snapshot_mode="last", resume=resume):
         return runner.train()
 
 
@@ -73,7 +83,7 @@ if __name__ == "__main__":
     parser.add_argument("--n_steps", help="env steps to train", type=int, default=int(50e6))
     parser.add_argument("--log_interval_steps", type=int, default=int(1e3))
     parser.add_argument("--replay_size", type=int, default=int(1e6), help="steps kept in the replay")
-    add_resume_flag(parser)
+    parser.add_argument("--resume", action="store_true", help="continue run_<run_ID> from its newest checkpoint")
     args = parser.parse_args()
     build_and_train(
         args.game, args.run_ID, args.cuda_idx, args.n_steps, args.log_interval_steps, args.replay_size, args.resume

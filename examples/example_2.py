@@ -18,8 +18,8 @@ policy's mean action.
 from __future__ import annotations
 
 import argparse
-
-from _run_folder import add_resume_flag, run_folder
+import glob
+import os
 
 from rlrun.agents.qpg.sac_agent import SacAgent
 from rlrun.algos.qpg.sac import SAC
@@ -27,6 +27,16 @@ from rlrun.envs.gym import make as gym_make
 from rlrun.runners.minibatch_rl import MinibatchRlEval
 from rlrun.samplers.serial.sampler import SerialSampler
 from rlrun.utils.logging.context import logger_context
+
+LOG_DIR = os.path.join("data", "example_2")  # one fixed folder, so that --resume finds the run again
+
+
+def newest_run(run_ID: int) -> str:
+    """The ID of the newest run folder of ``run_ID`` under LOG_DIR (``0``, ``0-2``, ...)."""
+    runs = glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}")) + glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}-*"))
+    if not runs:
+        return str(run_ID)
+    return os.path.basename(max(runs, key=os.path.getmtime)).removeprefix("run_")
 
 
 def build_and_train(
@@ -65,8 +75,8 @@ def build_and_train(
         resume=resume,
     )
     config = dict(env_id=env_id)
-    log_dir, run_name = run_folder("example_2", run_ID, resume)
-    with logger_context(log_dir, run_name, f"sac_{env_id}", config, snapshot_mode="last", resume=resume):
+    run_name = newest_run(run_ID) if resume else run_ID  # a later run of the same ID took run_<ID>-2, ...
+    with logger_context(LOG_DIR, run_name, f"sac_{env_id}", config, snapshot_mode="last", resume=resume):
         return runner.train()
 
 
@@ -80,7 +90,7 @@ if __name__ == "__main__":
     parser.add_argument("--min_steps_learn", type=int, default=int(1e4), help="env steps before the first update")
     parser.add_argument("--eval_max_trajectories", type=int, default=50, help="episodes per evaluation (at most)")
     parser.add_argument("--seed", type=int, default=None, help="the run's seed (default: a fresh one, logged)")
-    add_resume_flag(parser)
+    parser.add_argument("--resume", action="store_true", help="continue run_<run_ID> from its newest checkpoint")
     args = parser.parse_args()
     build_and_train(
         args.env_id,

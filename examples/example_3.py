@@ -15,8 +15,8 @@ CPU). alternating: gpu with two groups of workers, so acting for one group overl
 from __future__ import annotations
 
 import argparse
-
-from _run_folder import add_resume_flag, run_folder
+import glob
+import os
 
 from rlrun.agents.pg.atari import AtariFfAgent
 from rlrun.algos.pg.a2c import A2C
@@ -27,6 +27,17 @@ from rlrun.samplers.parallel.gpu.alternating_sampler import AlternatingSampler
 from rlrun.samplers.parallel.gpu.sampler import GpuSampler
 from rlrun.samplers.serial.sampler import SerialSampler
 from rlrun.utils.logging.context import logger_context
+
+LOG_DIR = os.path.join("data", "example_3")  # one fixed folder, so that --resume finds the run again
+
+
+def newest_run(run_ID: int) -> str:
+    """The ID of the newest run folder of ``run_ID`` under LOG_DIR (``0``, ``0-2``, ...)."""
+    runs = glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}")) + glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}-*"))
+    if not runs:
+        return str(run_ID)
+    return os.path.basename(max(runs, key=os.path.getmtime)).removeprefix("run_")
+
 
 SAMPLERS = {"serial": SerialSampler, "cpu": CpuSampler, "gpu": GpuSampler, "alternating": AlternatingSampler}
 
@@ -67,8 +78,8 @@ def build_and_train(
         resume=resume,
     )
     config = dict(game=game, sample_mode=sample_mode)
-    log_dir, run_name = run_folder("example_3", run_ID, resume)
-    with logger_context(log_dir, run_name, f"a2c_{game}_{sample_mode}", config, snapshot_mode="last", resume=resume):
+    run_name = newest_run(run_ID) if resume else run_ID  # a later run of the same ID took run_<ID>-2, ...
+    with logger_context(LOG_DIR, run_name, f"a2c_{game}_{sample_mode}", config, snapshot_mode="last", resume=resume):
         return runner.train()
 
 
@@ -81,7 +92,7 @@ if __name__ == "__main__":
     parser.add_argument("--n_parallel", help="number of sampler workers", type=int, default=2)
     parser.add_argument("--n_steps", help="env steps to train", type=int, default=int(50e6))
     parser.add_argument("--log_interval_steps", type=int, default=int(1e5))
-    add_resume_flag(parser)
+    parser.add_argument("--resume", action="store_true", help="continue run_<run_ID> from its newest checkpoint")
     args = parser.parse_args()
     build_and_train(
         args.game,

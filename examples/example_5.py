@@ -11,8 +11,8 @@ larger ``batch_size`` in the algorithm does the same for training. Both can chan
 from __future__ import annotations
 
 import argparse
-
-from _run_folder import add_resume_flag, run_folder
+import glob
+import os
 
 from rlrun.agents.dqn.atari.atari_dqn_agent import AtariDqnAgent
 from rlrun.algos.dqn.dqn import DQN
@@ -21,6 +21,16 @@ from rlrun.runners.checkpoint import CheckpointPolicy
 from rlrun.runners.minibatch_rl import MinibatchRlEval
 from rlrun.samplers.parallel.gpu.sampler import GpuSampler
 from rlrun.utils.logging.context import logger_context
+
+LOG_DIR = os.path.join("data", "example_5")  # one fixed folder, so that --resume finds the run again
+
+
+def newest_run(run_ID: int) -> str:
+    """The ID of the newest run folder of ``run_ID`` under LOG_DIR (``0``, ``0-2``, ...)."""
+    runs = glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}")) + glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}-*"))
+    if not runs:
+        return str(run_ID)
+    return os.path.basename(max(runs, key=os.path.getmtime)).removeprefix("run_")
 
 
 def build_and_train(
@@ -65,8 +75,8 @@ def build_and_train(
         checkpoint=CheckpointPolicy(replay=False),
         resume=resume,
     )
-    log_dir, run_name = run_folder("example_5", run_ID, resume)
-    with logger_context(log_dir, run_name, f"dqn_{game}", config, snapshot_mode="last", resume=resume):
+    run_name = newest_run(run_ID) if resume else run_ID  # a later run of the same ID took run_<ID>-2, ...
+    with logger_context(LOG_DIR, run_name, f"dqn_{game}", config, snapshot_mode="last", resume=resume):
         return runner.train()
 
 
@@ -80,7 +90,7 @@ if __name__ == "__main__":
     parser.add_argument("--log_interval_steps", type=int, default=int(1e3))
     parser.add_argument("--replay_size", type=int, default=None, help="replay steps (default 100k)")
     parser.add_argument("--eval_max_steps", type=int, default=int(10e3), help="env steps per evaluation, at most")
-    add_resume_flag(parser)
+    parser.add_argument("--resume", action="store_true", help="continue run_<run_ID> from its newest checkpoint")
     args = parser.parse_args()
     build_and_train(
         args.game,

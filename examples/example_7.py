@@ -16,9 +16,8 @@ docs/sync_rl.md.
 from __future__ import annotations
 
 import argparse
+import glob
 import os
-
-from _run_folder import add_resume_flag, run_folder
 
 from rlrun.agents.pg.atari import AtariFfAgent
 from rlrun.algos.pg.a2c import A2C
@@ -28,6 +27,16 @@ from rlrun.samplers.parallel.gpu.collectors import GpuWaitResetCollector
 from rlrun.samplers.parallel.gpu.sampler import GpuSampler
 from rlrun.utils.launching.affinity import make_affinity
 from rlrun.utils.logging.context import logger_context
+
+LOG_DIR = os.path.join("data", "example_7")  # one fixed folder, so that --resume finds the run again
+
+
+def newest_run(run_ID: int) -> str:
+    """The ID of the newest run folder of ``run_ID`` under LOG_DIR (``0``, ``0-2``, ...)."""
+    runs = glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}")) + glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}-*"))
+    if not runs:
+        return str(run_ID)
+    return os.path.basename(max(runs, key=os.path.getmtime)).removeprefix("run_")
 
 
 def build_and_train(
@@ -73,8 +82,8 @@ def build_and_train(
     )
     config = dict(game=game)
     name = "a2c_" + game
-    log_dir, run_name = run_folder("example_7", run_ID, resume)
-    with logger_context(log_dir, run_name, name, config, snapshot_mode="last", resume=resume):
+    run_name = newest_run(run_ID) if resume else run_ID  # a later run of the same ID took run_<ID>-2, ...
+    with logger_context(LOG_DIR, run_name, name, config, snapshot_mode="last", resume=resume):
         return runner.train()
 
 
@@ -87,7 +96,7 @@ if __name__ == "__main__":
     parser.add_argument("--n_steps", help="env steps over all ranks", type=int, default=int(50e6))
     parser.add_argument("--log_interval_steps", type=int, default=int(1e5))
     parser.add_argument("--max_decorrelation_steps", type=int, default=400)
-    add_resume_flag(parser)
+    parser.add_argument("--resume", action="store_true", help="continue run_<run_ID> from its newest checkpoint")
     args = parser.parse_args()
     build_and_train(
         game=args.game,

@@ -18,6 +18,7 @@ and tested on CPUs, where the test runs ``--cpu``).
 from __future__ import annotations
 
 import argparse
+import glob
 import hashlib
 import os
 import sys
@@ -25,7 +26,6 @@ import time
 
 import torch
 import torch.distributed as dist
-from _run_folder import add_resume_flag, run_folder
 
 from rlrun.agents.pg.categorical import CategoricalPgAgent
 from rlrun.algos.pg.a2c import A2C
@@ -34,6 +34,16 @@ from rlrun.runners.sync_rl import SyncRl
 from rlrun.samplers.parallel.cpu.sampler import CpuSampler
 from rlrun.utils.launching.affinity import make_affinity
 from rlrun.utils.logging.context import logger_context
+
+LOG_DIR = os.path.join("data", "sync_rl_nccl")  # one fixed folder, so that --resume finds the run again
+
+
+def newest_run(run_ID: int) -> str:
+    """The ID of the newest run folder of ``run_ID`` under LOG_DIR (``0``, ``0-2``, ...)."""
+    runs = glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}")) + glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}-*"))
+    if not runs:
+        return str(run_ID)
+    return os.path.basename(max(runs, key=os.path.getmtime)).removeprefix("run_")
 
 
 class CheckedSyncRl(SyncRl):
@@ -93,9 +103,9 @@ def build_and_train(
         resume=resume,
     )
     start = time.perf_counter()
-    log_dir, run_name = run_folder("sync_rl_nccl", run_ID, resume)
+    run_name = newest_run(run_ID) if resume else run_ID  # a later run of the same ID took run_<ID>-2, ...
     name, config = f"a2c_cartpole_{runner.backend}", dict(n_ranks=n_ranks)
-    with logger_context(log_dir, run_name, name, config, snapshot_mode="last", resume=resume):
+    with logger_context(LOG_DIR, run_name, name, config, snapshot_mode="last", resume=resume):
         row = runner.train()
     seconds = time.perf_counter() - start
     print(
@@ -115,6 +125,6 @@ if __name__ == "__main__":
     parser.add_argument("--n_steps", type=int, default=200_000, help="env steps over all ranks")
     parser.add_argument("--batch_B", type=int, default=8, help="envs per rank")
     parser.add_argument("--run_ID", type=int, default=0)
-    add_resume_flag(parser)
+    parser.add_argument("--resume", action="store_true", help="continue run_<run_ID> from its newest checkpoint")
     args = parser.parse_args()
     sys.exit(build_and_train(args.cpu, args.n_ranks, args.n_gpu, args.n_steps, args.batch_B, args.run_ID, args.resume))
