@@ -3,6 +3,7 @@
     python examples/cartpole_cpu_sampler.py                    # 100k env steps, one worker per usable CPU
     python examples/cartpole_cpu_sampler.py --n_workers 2 --n_steps 20000
     python examples/cartpole_cpu_sampler.py --start_method spawn
+    python examples/cartpole_cpu_sampler.py --resume           # continue after Ctrl-C, from the checkpoint
 
 The same run as examples/quick_start.py (same seed, same samples) with the envs and the agent's
 action sampling spread over worker processes that write into one shared batch. The algorithm trains
@@ -12,6 +13,8 @@ in this process; workers read the new weights from shared memory before each bat
 from __future__ import annotations
 
 import argparse
+import glob
+import os
 
 from rlrun.agents.pg.categorical import CategoricalPgAgent
 from rlrun.algos.pg.ppo import PPO
@@ -21,6 +24,16 @@ from rlrun.runners.minibatch_rl import MinibatchRlEval
 from rlrun.samplers.parallel.cpu.sampler import CpuSampler
 from rlrun.utils.logging.context import logger_context
 
+LOG_DIR = os.path.join("data", "cartpole_cpu_sampler")  # one fixed folder, so that --resume finds the run again
+
+
+def newest_run(run_ID: int) -> str:
+    """The ID of the newest run folder of ``run_ID`` under LOG_DIR (``0``, ``0-2``, ...)."""
+    runs = glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}")) + glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}-*"))
+    if not runs:
+        return str(run_ID)
+    return os.path.basename(max(runs, key=os.path.getmtime)).removeprefix("run_")
+
 
 def build_and_train(
     n_steps: int = 100_000,
@@ -29,6 +42,7 @@ def build_and_train(
     n_workers: int | None = None,
     start_method: str | None = None,
     log_interval_steps: int = 10_000,
+    resume: bool = False,
 ):
     config = CONFIGS["ppo"]
     sampler = CpuSampler(
@@ -53,8 +67,12 @@ def build_and_train(
         seed=seed,
         log_interval_steps=log_interval_steps,
         affinity=affinity,
+        checkpoint=True,  # at every log row, so that --resume continues after Ctrl-C
+        resume=resume,
     )
-    with logger_context("cartpole_cpu_sampler", run_ID, "ppo_cartpole_cpu", dict(n_steps=n_steps, seed=seed)):
+    run_name = newest_run(run_ID) if resume else run_ID  # a later run of the same ID took run_<ID>-2, ...
+    config = dict(n_steps=n_steps, seed=seed)
+    with logger_context(LOG_DIR, run_name, "ppo_cartpole_cpu", config, snapshot_mode="last", resume=resume):
         result = runner.train()
     print(f"Final evaluation return: {result['ReturnAverage']:.1f} after {int(result['Diagnostics/CumSteps'])} steps")
     return result
@@ -68,5 +86,14 @@ if __name__ == "__main__":  # needed under spawn: workers import this file
     parser.add_argument("--n_workers", type=int, default=None, help="default: one per usable CPU")
     parser.add_argument("--start_method", choices=["fork", "spawn", "forkserver"], default=None)
     parser.add_argument("--log_interval_steps", type=int, default=10_000)
+    parser.add_argument("--resume", action="store_true", help="continue run_<run_ID> from its newest checkpoint")
     args = parser.parse_args()
-    build_and_train(args.n_steps, args.seed, args.run_ID, args.n_workers, args.start_method, args.log_interval_steps)
+    build_and_train(
+        args.n_steps,
+        args.seed,
+        args.run_ID,
+        args.n_workers,
+        args.start_method,
+        args.log_interval_steps,
+        args.resume,
+    )

@@ -2,6 +2,7 @@
 
     python examples/custom_env.py                          # PPO, 2 workers started with spawn, 20k steps
     python examples/custom_env.py --start_method fork --n_steps 50000
+    python examples/custom_env.py --resume                 # continue after Ctrl-C, from the checkpoint
 
 ``Corridor`` is a Gymnasium env written from scratch; ``CorridorTrajInfo`` adds two statistics to
 every finished episode, which the runner logs beside the return. Both live at module level and the
@@ -12,6 +13,8 @@ can import them (docs/tutorial_custom_env.md walks through it).
 from __future__ import annotations
 
 import argparse
+import glob
+import os
 
 import gymnasium
 import numpy as np
@@ -23,6 +26,16 @@ from rlrun.envs.traj_info import TrajInfo
 from rlrun.runners.minibatch_rl import MinibatchRlEval
 from rlrun.samplers.parallel.cpu.sampler import CpuSampler
 from rlrun.utils.logging.context import logger_context
+
+LOG_DIR = os.path.join("data", "custom_env")  # one fixed folder, so that --resume finds the run again
+
+
+def newest_run(run_ID: int) -> str:
+    """The ID of the newest run folder of ``run_ID`` under LOG_DIR (``0``, ``0-2``, ...)."""
+    runs = glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}")) + glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}-*"))
+    if not runs:
+        return str(run_ID)
+    return os.path.basename(max(runs, key=os.path.getmtime)).removeprefix("run_")
 
 
 class Corridor(gymnasium.Env):
@@ -82,6 +95,7 @@ def build_and_train(
     n_workers: int = 2,
     start_method: str = "spawn",
     log_interval_steps: int = 5_000,
+    resume: bool = False,
 ) -> dict:
     sampler = CpuSampler(
         EnvCls=make_corridor,
@@ -102,8 +116,12 @@ def build_and_train(
         seed=seed,
         log_interval_steps=log_interval_steps,
         affinity=dict(workers_cpus=[[i] for i in range(n_workers)], set_affinity=False, master_torch_threads=1),
+        checkpoint=True,  # at every log row, so that --resume continues after Ctrl-C
+        resume=resume,
     )
-    with logger_context("custom_env", 0, "ppo_corridor", dict(n_steps=n_steps, seed=seed)):
+    run_name = newest_run(0) if resume else 0  # a later run of the same ID took run_<ID>-2, ...
+    config = dict(n_steps=n_steps, seed=seed)
+    with logger_context(LOG_DIR, run_name, "ppo_corridor", config, snapshot_mode="last", resume=resume):
         result = runner.train()
     print(
         f"Final evaluation: return {result['ReturnAverage']:.2f}, reached the goal in "
@@ -119,5 +137,6 @@ if __name__ == "__main__":  # needed under spawn and forkserver: workers import 
     parser.add_argument("--n_workers", type=int, default=2)
     parser.add_argument("--start_method", choices=["fork", "spawn", "forkserver"], default="spawn")
     parser.add_argument("--log_interval_steps", type=int, default=5_000)
+    parser.add_argument("--resume", action="store_true", help="continue run_0 from its newest checkpoint")
     args = parser.parse_args()
-    build_and_train(args.n_steps, args.seed, args.n_workers, args.start_method, args.log_interval_steps)
+    build_and_train(args.n_steps, args.seed, args.n_workers, args.start_method, args.log_interval_steps, args.resume)

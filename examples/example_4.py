@@ -4,6 +4,7 @@
     python examples/example_4.py --sample_mode cpu --n_parallel 2         # 2 worker processes
     python examples/example_4.py --sample_mode gpu --cuda_idx 0           # workers step envs, the GPU acts
     python examples/example_4.py --sample_mode serial --n_steps 640 --log_interval_steps 320   # a smoke run
+    python examples/example_4.py --resume   # continue after Ctrl-C, from the checkpoint
 
 The agent learns from single frames (``num_img_obs=1``): its LSTM carries the history that stacked
 frames would give a feedforward agent. A2C trains it on each whole ``[T, B]`` batch, starting every
@@ -21,6 +22,8 @@ the CPU), alternating (gpu with two groups of workers taking turns).
 from __future__ import annotations
 
 import argparse
+import glob
+import os
 
 from rlrun.agents.pg.atari import AtariLstmAgent
 from rlrun.algos.pg.a2c import A2C
@@ -33,6 +36,17 @@ from rlrun.samplers.parallel.gpu.collectors import GpuResetCollector, GpuWaitRes
 from rlrun.samplers.parallel.gpu.sampler import GpuSampler
 from rlrun.samplers.serial.sampler import SerialSampler
 from rlrun.utils.logging.context import logger_context
+
+LOG_DIR = os.path.join("data", "example_4")  # one fixed folder, so that --resume finds the run again
+
+
+def newest_run(run_ID: int) -> str:
+    """The ID of the newest run folder of ``run_ID`` under LOG_DIR (``0``, ``0-2``, ...)."""
+    runs = glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}")) + glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}-*"))
+    if not runs:
+        return str(run_ID)
+    return os.path.basename(max(runs, key=os.path.getmtime)).removeprefix("run_")
+
 
 SAMPLERS = {"serial": SerialSampler, "cpu": CpuSampler, "gpu": GpuSampler, "alternating": AlternatingSampler}
 # (reset at once, wait for the batch end): the agent acts in the workers, or in this process (served).
@@ -53,6 +67,7 @@ def build_and_train(
     sample_mode="gpu",
     n_steps=int(50e6),
     log_interval_steps=int(1e5),
+    resume=False,
 ):
     if sample_mode not in SAMPLERS:
         raise SystemExit(f"--sample_mode {sample_mode!r} is not available; choose from {sorted(SAMPLERS)}.")
@@ -79,9 +94,12 @@ def build_and_train(
         n_steps=n_steps,
         log_interval_steps=log_interval_steps,
         affinity=affinity,
+        checkpoint=True,  # at every log row, so that --resume continues after Ctrl-C
+        resume=resume,
     )
     config = dict(game=game, sample_mode=sample_mode, mid_batch_reset=mid_batch_reset)
-    with logger_context("example_4", run_ID, f"a2c_{game}", config):
+    run_name = newest_run(run_ID) if resume else run_ID  # a later run of the same ID took run_<ID>-2, ...
+    with logger_context(LOG_DIR, run_name, f"a2c_{game}", config, snapshot_mode="last", resume=resume):
         return runner.train()
 
 
@@ -110,6 +128,7 @@ if __name__ == "__main__":
     parser.add_argument("--sample_mode", help="which sampler", choices=sorted(SAMPLERS), default="gpu")
     parser.add_argument("--n_steps", help="env steps to train", type=int, default=int(50e6))
     parser.add_argument("--log_interval_steps", type=int, default=int(1e5))
+    parser.add_argument("--resume", action="store_true", help="continue run_<run_ID> from its newest checkpoint")
     args = parser.parse_args()
     build_and_train(
         game=args.game,
@@ -120,4 +139,5 @@ if __name__ == "__main__":
         sample_mode=args.sample_mode,
         n_steps=args.n_steps,
         log_interval_steps=args.log_interval_steps,
+        resume=args.resume,
     )

@@ -2,6 +2,7 @@
 
     python examples/example_5.py --game pong --cuda_idx 0 --n_parallel 8
     python examples/example_5.py --n_steps 1000 --log_interval_steps 500   # a smoke run on the CPU
+    python examples/example_5.py --resume                                  # continue after Ctrl-C, from the checkpoint
 
 More envs (``batch_B``) make each batched forward pass for action selection cheaper per env; a
 larger ``batch_size`` in the algorithm does the same for training. Both can change what learns well.
@@ -10,13 +11,26 @@ larger ``batch_size`` in the algorithm does the same for training. Both can chan
 from __future__ import annotations
 
 import argparse
+import glob
+import os
 
 from rlrun.agents.dqn.atari.atari_dqn_agent import AtariDqnAgent
 from rlrun.algos.dqn.dqn import DQN
 from rlrun.envs.atari.atari_env import AtariEnv, AtariTrajInfo
+from rlrun.runners.checkpoint import CheckpointPolicy
 from rlrun.runners.minibatch_rl import MinibatchRlEval
 from rlrun.samplers.parallel.gpu.sampler import GpuSampler
 from rlrun.utils.logging.context import logger_context
+
+LOG_DIR = os.path.join("data", "example_5")  # one fixed folder, so that --resume finds the run again
+
+
+def newest_run(run_ID: int) -> str:
+    """The ID of the newest run folder of ``run_ID`` under LOG_DIR (``0``, ``0-2``, ...)."""
+    runs = glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}")) + glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}-*"))
+    if not runs:
+        return str(run_ID)
+    return os.path.basename(max(runs, key=os.path.getmtime)).removeprefix("run_")
 
 
 def build_and_train(
@@ -28,6 +42,7 @@ def build_and_train(
     log_interval_steps=int(1e3),
     replay_size=None,
     eval_max_steps=int(10e3),
+    resume=False,
 ):
     config = dict(
         env=dict(game=game),
@@ -56,8 +71,12 @@ def build_and_train(
         n_steps=n_steps,
         log_interval_steps=log_interval_steps,
         affinity=dict(cuda_idx=cuda_idx, workers_cpus=list(range(n_parallel))),
+        # A checkpoint at every log row, without the replay (3.1 GiB at 100k steps): a resumed run refills it.
+        checkpoint=CheckpointPolicy(replay=False),
+        resume=resume,
     )
-    with logger_context("example_5", run_ID, f"dqn_{game}", config):
+    run_name = newest_run(run_ID) if resume else run_ID  # a later run of the same ID took run_<ID>-2, ...
+    with logger_context(LOG_DIR, run_name, f"dqn_{game}", config, snapshot_mode="last", resume=resume):
         return runner.train()
 
 
@@ -71,6 +90,7 @@ if __name__ == "__main__":
     parser.add_argument("--log_interval_steps", type=int, default=int(1e3))
     parser.add_argument("--replay_size", type=int, default=None, help="replay steps (default 100k)")
     parser.add_argument("--eval_max_steps", type=int, default=int(10e3), help="env steps per evaluation, at most")
+    parser.add_argument("--resume", action="store_true", help="continue run_<run_ID> from its newest checkpoint")
     args = parser.parse_args()
     build_and_train(
         args.game,
@@ -81,4 +101,5 @@ if __name__ == "__main__":
         args.log_interval_steps,
         args.replay_size,
         args.eval_max_steps,
+        args.resume,
     )

@@ -3,6 +3,7 @@
     python examples/example_7.py --game pong                    # 2 GPUs, one rank each (NCCL)
     python examples/example_7.py --n_gpu 4                      # 4 GPUs
     python examples/example_7.py --cpu_ranks 2 --n_steps 2000   # 2 ranks on CPUs (gloo): a smoke run
+    python examples/example_7.py --resume                       # continue after Ctrl-C, from the checkpoint
     torchrun --nproc_per_node 2 examples/example_7.py           # ranks started by torchrun instead
 
 The whole stack (a served sampler, the agent, A2C) is replicated in one process per GPU; each rank
@@ -15,6 +16,7 @@ docs/sync_rl.md.
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 
 from rlrun.agents.pg.atari import AtariFfAgent
@@ -26,6 +28,16 @@ from rlrun.samplers.parallel.gpu.sampler import GpuSampler
 from rlrun.utils.launching.affinity import make_affinity
 from rlrun.utils.logging.context import logger_context
 
+LOG_DIR = os.path.join("data", "example_7")  # one fixed folder, so that --resume finds the run again
+
+
+def newest_run(run_ID: int) -> str:
+    """The ID of the newest run folder of ``run_ID`` under LOG_DIR (``0``, ``0-2``, ...)."""
+    runs = glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}")) + glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}-*"))
+    if not runs:
+        return str(run_ID)
+    return os.path.basename(max(runs, key=os.path.getmtime)).removeprefix("run_")
+
 
 def build_and_train(
     game="pong",
@@ -35,6 +47,7 @@ def build_and_train(
     n_steps=int(50e6),
     log_interval_steps=int(1e5),
     max_decorrelation_steps=400,
+    resume=False,
 ):
     if cpu_ranks:
         # Each rank: its sampler's workers and its training on CPUs, unpinned; gloo averages gradients.
@@ -64,11 +77,13 @@ def build_and_train(
         n_steps=n_steps,
         log_interval_steps=log_interval_steps,
         affinity=affinity,
+        checkpoint=True,  # at every log row, so that --resume continues after Ctrl-C
+        resume=resume,
     )
     config = dict(game=game)
     name = "a2c_" + game
-    log_dir = "example_7"
-    with logger_context(log_dir, run_ID, name, config):
+    run_name = newest_run(run_ID) if resume else run_ID  # a later run of the same ID took run_<ID>-2, ...
+    with logger_context(LOG_DIR, run_name, name, config, snapshot_mode="last", resume=resume):
         return runner.train()
 
 
@@ -81,6 +96,7 @@ if __name__ == "__main__":
     parser.add_argument("--n_steps", help="env steps over all ranks", type=int, default=int(50e6))
     parser.add_argument("--log_interval_steps", type=int, default=int(1e5))
     parser.add_argument("--max_decorrelation_steps", type=int, default=400)
+    parser.add_argument("--resume", action="store_true", help="continue run_<run_ID> from its newest checkpoint")
     args = parser.parse_args()
     build_and_train(
         game=args.game,
@@ -90,4 +106,5 @@ if __name__ == "__main__":
         n_steps=args.n_steps,
         log_interval_steps=args.log_interval_steps,
         max_decorrelation_steps=args.max_decorrelation_steps,
+        resume=args.resume,
     )

@@ -2,7 +2,7 @@
 
     python examples/quick_start.py                 # 100k env steps, log folder under ./data/
     python examples/quick_start.py --n_steps 20000 # a shorter run
-    python examples/quick_start.py --resume        # continue the last run after Ctrl-C (its checkpoint)
+    python examples/quick_start.py --resume        # continue after Ctrl-C, from the checkpoint
 
 On a terminal a progress bar shows the steps, the speed, the time left and the latest return; a
 short table follows every 10k steps (evaluation over 10 whole episodes). The run leaves

@@ -3,6 +3,7 @@
     python examples/sync_rl_nccl.py                               # one rank per visible GPU, NCCL
     python examples/sync_rl_nccl.py --n_gpu 2 --n_steps 2000000   # longer
     python examples/sync_rl_nccl.py --cpu --n_ranks 2             # the same run on CPUs with gloo
+    python examples/sync_rl_nccl.py --resume                      # continue after Ctrl-C, from the checkpoint
 
 A2C on CartPole-v1 with a CpuSampler in each rank (the machine's cores split between the ranks by
 ``make_affinity(..., gpu_per_run=n_gpu)``); the model trains on the rank's GPU, and DDP averages the
@@ -17,6 +18,7 @@ and tested on CPUs, where the test runs ``--cpu``).
 from __future__ import annotations
 
 import argparse
+import glob
 import hashlib
 import os
 import sys
@@ -32,6 +34,16 @@ from rlrun.runners.sync_rl import SyncRl
 from rlrun.samplers.parallel.cpu.sampler import CpuSampler
 from rlrun.utils.launching.affinity import make_affinity
 from rlrun.utils.logging.context import logger_context
+
+LOG_DIR = os.path.join("data", "sync_rl_nccl")  # one fixed folder, so that --resume finds the run again
+
+
+def newest_run(run_ID: int) -> str:
+    """The ID of the newest run folder of ``run_ID`` under LOG_DIR (``0``, ``0-2``, ...)."""
+    runs = glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}")) + glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}-*"))
+    if not runs:
+        return str(run_ID)
+    return os.path.basename(max(runs, key=os.path.getmtime)).removeprefix("run_")
 
 
 class CheckedSyncRl(SyncRl):
@@ -63,7 +75,9 @@ def cpu_affinities(n_ranks: int) -> list[dict]:
     ]
 
 
-def build_and_train(cpu: bool, n_ranks: int, n_gpu: int | None, n_steps: int, batch_B: int, run_ID: int) -> int:
+def build_and_train(
+    cpu: bool, n_ranks: int, n_gpu: int | None, n_steps: int, batch_B: int, run_ID: int, resume: bool = False
+) -> int:
     if cpu:
         affinity: list[dict] | dict = cpu_affinities(n_ranks)
     else:
@@ -85,9 +99,13 @@ def build_and_train(cpu: bool, n_ranks: int, n_gpu: int | None, n_steps: int, ba
         log_interval_steps=max(n_steps // 5, 1),
         affinity=affinity,
         seed=run_ID,
+        checkpoint=True,  # at every log row, so that --resume continues after Ctrl-C
+        resume=resume,
     )
     start = time.perf_counter()
-    with logger_context("sync_rl_nccl", run_ID, f"a2c_cartpole_{runner.backend}", dict(n_ranks=n_ranks)):
+    run_name = newest_run(run_ID) if resume else run_ID  # a later run of the same ID took run_<ID>-2, ...
+    name, config = f"a2c_cartpole_{runner.backend}", dict(n_ranks=n_ranks)
+    with logger_context(LOG_DIR, run_name, name, config, snapshot_mode="last", resume=resume):
         row = runner.train()
     seconds = time.perf_counter() - start
     print(
@@ -107,5 +125,6 @@ if __name__ == "__main__":
     parser.add_argument("--n_steps", type=int, default=200_000, help="env steps over all ranks")
     parser.add_argument("--batch_B", type=int, default=8, help="envs per rank")
     parser.add_argument("--run_ID", type=int, default=0)
+    parser.add_argument("--resume", action="store_true", help="continue run_<run_ID> from its newest checkpoint")
     args = parser.parse_args()
-    sys.exit(build_and_train(args.cpu, args.n_ranks, args.n_gpu, args.n_steps, args.batch_B, args.run_ID))
+    sys.exit(build_and_train(args.cpu, args.n_ranks, args.n_gpu, args.n_steps, args.batch_B, args.run_ID, args.resume))

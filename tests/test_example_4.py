@@ -37,7 +37,7 @@ def test_example_4_trains_an_lstm_agent_with_each_sampler(sample_mode, tmp_path)
     result = run_example_4([*SMOKE, "--sample_mode", sample_mode], tmp_path)
     assert result.returncode == 0, f"stdout:\n{result.stdout[-3000:]}\nstderr:\n{result.stderr[-3000:]}"
     assert "WaitResetCollector" in result.stdout  # the default: envs wait for the batch end to reset
-    (progress,) = glob.glob(str(tmp_path / "data" / "local" / "*" / "*" / "example_4" / "run_0" / "progress.csv"))
+    (progress,) = glob.glob(str(tmp_path / "data" / "example_4" / "run_0" / "progress.csv"))
     with open(progress) as f:
         header = f.readline().strip().split(",")
         rows = f.read().strip().splitlines()

@@ -32,7 +32,7 @@ def check(result: subprocess.CompletedProcess) -> None:
 
 def progress_columns(tmp_path, experiment: str) -> list[str]:
     """The column names of the one run's progress.csv that ``experiment`` wrote under ``tmp_path``."""
-    (progress,) = glob.glob(str(tmp_path / "data" / "local" / "*" / "*" / experiment / "run_0" / "progress.csv"))
+    (progress,) = glob.glob(str(tmp_path / "data" / experiment / "run_0" / "progress.csv"))
     with open(progress) as f:
         return f.readline().strip().split(",")
 
@@ -70,7 +70,7 @@ def test_example_2_sac_runs_rlpyts_hopper_v3_as_v5_and_learns_and_evaluates(tmp_
     assert "Hopper-v3 runs as Hopper-v5" in result.stderr, result.stderr[-3000:]
     columns = progress_columns(tmp_path, "example_2")
     assert {"ReturnAverage", "q1LossAverage", "alphaAverage", "Diagnostics/CumSteps"} <= set(columns)
-    (progress,) = glob.glob(str(tmp_path / "data" / "local" / "*" / "*" / "example_2" / "run_0" / "progress.csv"))
+    (progress,) = glob.glob(str(tmp_path / "data" / "example_2" / "run_0" / "progress.csv"))
     with open(progress) as f:
         rows = [dict(zip(columns, line.strip().split(","))) for line in f.readlines()[1:]]
     assert float(rows[-1]["Diagnostics/CumSteps"]) == 300 and float(rows[-1]["Diagnostics/CumUpdates"]) > 0
@@ -81,7 +81,7 @@ def test_example_2_sac_runs_rlpyts_hopper_v3_as_v5_and_learns_and_evaluates(tmp_
 def test_example_3_a2c_atari_serial_runs(tmp_path):
     result = run_example("example_3.py", ["--n_steps", "320", "--log_interval_steps", "160"], tmp_path)
     check(result)
-    assert glob.glob(str(tmp_path / "data" / "local" / "*" / "*" / "example_3" / "run_0" / "progress.csv"))
+    assert glob.glob(str(tmp_path / "data" / "example_3" / "run_0" / "progress.csv"))
 
 
 @pytest.mark.timeout(300)
@@ -92,6 +92,48 @@ def test_custom_env_tutorial_learns_its_corridor_on_spawned_workers(tmp_path):
     check(result)
     assert "Final evaluation: return 0.94, reached the goal in 100% of episodes" in result.stdout, result.stdout[-3000:]
     assert {"ReachedGoalAverage", "FurthestCellAverage"} <= set(progress_columns(tmp_path, "custom_env"))
+
+
+# The scripts that train with a runner that checkpoints (the async DQN ones do not: AsyncRl refuses to).
+RESUMABLE = [
+    "quick_start.py",
+    "example_1.py",
+    "example_2.py",
+    "example_3.py",
+    "example_4.py",
+    "example_5.py",
+    "example_7.py",
+    "cartpole_cpu_sampler.py",
+    "custom_env.py",
+    "sync_rl_nccl.py",
+]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.integration
+@pytest.mark.parametrize("name", RESUMABLE)
+def test_every_checkpointing_example_takes_resume(name, tmp_path):
+    result = run_example(name, ["--help"], tmp_path)
+    check(result)
+    assert "--resume" in result.stdout, result.stdout
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.integration
+def test_an_example_run_again_with_resume_continues_its_finished_run_without_new_rows(tmp_path):
+    args = ["--n_steps", "512", "--log_interval_steps", "256", "--n_workers", "2"]
+    check(run_example("cartpole_cpu_sampler.py", args, tmp_path))
+    run_dir = tmp_path / "data" / "cartpole_cpu_sampler" / "run_0"
+    first = (run_dir / "progress.csv").read_text()
+    assert len(first.splitlines()) == 4  # the header, the evaluation before training and one per 256 steps
+    assert list((run_dir / "checkpoints").glob("itr_*.ckpt"))
+
+    result = run_example("cartpole_cpu_sampler.py", [*args, "--resume"], tmp_path)
+    check(result)
+    assert "Resumed from" in result.stdout and "512 steps done" in result.stdout, result.stdout[-3000:]
+    assert "Final evaluation return" in result.stdout
+    assert os.listdir(run_dir.parent) == ["run_0"]  # the same folder, not run_0-2
+    assert (run_dir / "progress.csv").read_text() == first  # the finished run logged no more rows
 
 
 @pytest.mark.timeout(180)

@@ -31,7 +31,7 @@ def run_example(name: str, args: list[str], cwd) -> subprocess.CompletedProcess:
 def test_cartpole_cpu_sampler_example_trains_and_evaluates(tmp_path):
     result = run_example("cartpole_cpu_sampler.py", ["--n_steps", "1024", "--log_interval_steps", "512"], tmp_path)
     assert "Final evaluation return" in result.stdout
-    assert glob.glob(str(tmp_path / "data" / "local" / "*" / "*" / "cartpole_cpu_sampler" / "run_0" / "progress.csv"))
+    assert glob.glob(str(tmp_path / "data" / "cartpole_cpu_sampler" / "run_0" / "progress.csv"))
 
 
 # The samplers themselves are tested in this process (tests/algos/pg/test_recurrent.py runs each);
@@ -45,7 +45,7 @@ def test_cartpole_cpu_sampler_example_trains_and_evaluates(tmp_path):
 def test_example_3_runs_with_each_parallel_sampler(sample_mode, tmp_path):
     args = ["--sample_mode", sample_mode, "--n_parallel", "2", "--n_steps", "320", "--log_interval_steps", "160"]
     run_example("example_3.py", args, tmp_path)
-    (progress,) = glob.glob(str(tmp_path / "data" / "local" / "*" / "*" / "example_3" / "run_0" / "progress.csv"))
+    (progress,) = glob.glob(str(tmp_path / "data" / "example_3" / "run_0" / "progress.csv"))
     with open(progress) as f:
         assert "Diagnostics/CumSteps" in f.readline()
 
@@ -66,7 +66,7 @@ def test_example_5_dqn_runs_with_the_gpu_sampler(tmp_path):
         "1000",
     ]
     run_example("example_5.py", args, tmp_path)
-    (progress,) = glob.glob(str(tmp_path / "data" / "local" / "*" / "*" / "example_5" / "run_0" / "progress.csv"))
+    (progress,) = glob.glob(str(tmp_path / "data" / "example_5" / "run_0" / "progress.csv"))
     with open(progress) as f:
         assert "Diagnostics/CumSteps" in f.readline()
 
