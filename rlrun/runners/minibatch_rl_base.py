@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -258,6 +259,15 @@ class MinibatchRlBase(BaseRunner):
         )
         # Replay-based algorithms know when learning starts only once they know the batch size.
         self.min_itr_learn = self.algo.min_itr_learn
+        if self.min_itr_learn >= n_itr:
+            message = (
+                f"{type(self.algo).__name__} starts learning at iteration {self.min_itr_learn} "
+                f"(min_steps_learn={self.algo.min_steps_learn:,} env steps), but this run has {n_itr} iterations "
+                f"({self.n_steps:,} steps): it will end without one gradient step. Raise n_steps, or lower the "
+                "algorithm's min_steps_learn."
+            )
+            warnings.warn(message, UserWarning, stacklevel=2)
+            logger.log(f"WARNING: {message}")
         self.initialize_logging()
         if self.resume is not False:
             self.load_checkpoint()

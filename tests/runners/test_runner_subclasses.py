@@ -139,3 +139,18 @@ def test_a_run_says_its_speed_and_how_long_it_will_take_once_the_first_batches_a
         runner.train()
     out = capsys.readouterr().out
     assert "Speed: " in out and "steps/s over the first 10 steps; the 400 steps of this run take about" in out
+
+
+def test_a_script_whose_run_cannot_reach_min_steps_learn_is_warned_at_start_up(tmp_path):
+    from rlrun.agents.dqn.dqn_agent import DqnAgent
+    from rlrun.algos.dqn.dqn import DQN
+
+    sampler = SerialSampler(EnvCls=make, env_kwargs=dict(id="CartPole-v1"), batch_T=4, batch_B=2)
+    runner = MinibatchRl(
+        algo=DQN(min_steps_learn=1000, replay_size=1000), agent=DqnAgent(), sampler=sampler, n_steps=80,
+        log_interval_steps=40, seed=0,
+    )  # fmt: skip
+    with logger_context(str(tmp_path), 0, "no_learning", override_prefix=True):
+        logger.set_console_output(False)
+        with pytest.warns(UserWarning, match="will end without one gradient step"):
+            runner.train()
