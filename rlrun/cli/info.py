@@ -11,7 +11,6 @@ file, and prints the commands that apply to this run: how to resume it, play it 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 from collections.abc import Callable
@@ -53,6 +52,7 @@ def _short(qualified: str) -> str:
 
 def describe_run(run_dir: str) -> list[str]:
     """The lines ``rlrun info`` prints for ``run_dir``; raises FileNotFoundError when it is no run folder."""
+    from rlrun.cli.train import train_command_args
     from rlrun.runners.checkpoint import checkpoint_dir, list_checkpoints
     from rlrun.runners.run_record import read_run_record
 
@@ -62,12 +62,8 @@ def describe_run(run_dir: str) -> list[str]:
     ):
         raise FileNotFoundError(f"{run_dir} is not a run folder (it has no params.json or progress.csv).")
     record = read_run_record(run_dir)
-    params: dict[str, Any] = {}
-    if os.path.isfile(os.path.join(run_dir, "params.json")):
-        with open(os.path.join(run_dir, "params.json"), encoding="utf-8") as f:
-            params = json.load(f)
-    command = params.get("command") if isinstance(params.get("command"), dict) else None
-    by_cli = command is not None and isinstance(command.get("args"), dict)
+    cli_args = train_command_args(run_dir)
+    by_cli = cli_args is not None
     lines = [f"run: {run_dir}"]
     if record is not None:
         env = record["env_kwargs"].get("id") or record["env_kwargs"].get("game") or _short(record["env"])
@@ -77,8 +73,8 @@ def describe_run(run_dir: str) -> list[str]:
         )
         start = "rlrun train" if by_cli else "a script"
         lines.append(f"started by: {start}: {shlex.join(record['argv'])} (in {record['cwd']}, {record['started']})")
-    elif command is not None:
-        lines.append(f"what: {command.get('algo')} on {command.get('env')} (rlrun train)")
+    elif cli_args is not None:
+        lines.append(f"what: {cli_args.get('algo')} on {cli_args.get('env')} (rlrun train)")
     row, n_rows = _last_row(run_dir)
     steps = _column(row, "CumSteps")
     planned = record["n_steps"] if record is not None else None

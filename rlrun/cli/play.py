@@ -36,11 +36,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace, write: Callable[[str], object] = print) -> int:
+    import os
     import sys
 
     import gymnasium
 
-    from rlrun.cli.train import resolved_run
+    from rlrun.cli.train import resolved_run, train_command_args
     from rlrun.envs.video import RecordVideo
     from rlrun.experiments.builder import build_runner
     from rlrun.experiments.registry import ConfigError
@@ -54,7 +55,7 @@ def main(args: argparse.Namespace, write: Callable[[str], object] = print) -> in
         print("rlrun play: give --render (a window) or --video (a file), not both.", file=sys.stderr)
         return 2
     try:
-        if _made_by_rlrun_train(args.run):
+        if train_command_args(args.run) is not None or not os.path.isfile(os.path.join(args.run, "params.json")):
             run_args, env_choice, config = resolved_run(args.run, purpose="play")
             snapshot = load_snapshot(args.run)
             built = copy.deepcopy(config)
@@ -104,19 +105,6 @@ def main(args: argparse.Namespace, write: Callable[[str], object] = print) -> in
     if isinstance(env, RecordVideo):
         write(f"video: {env.writer.path} ({env.frames} frames at {env.writer.fps:g} fps)")
     return 0
-
-
-def _made_by_rlrun_train(run_dir: str) -> bool:
-    """Whether ``run_dir``'s params.json holds an ``rlrun train`` command (else a script made the run)."""
-    import json
-    import os
-
-    path = os.path.join(run_dir, "params.json")
-    if not os.path.isfile(path):
-        return True  # let resolved_run say what is missing
-    with open(path, encoding="utf-8") as f:
-        command = json.load(f).get("command")
-    return isinstance(command, dict) and isinstance(command.get("args"), dict)
 
 
 def _recorded_run(run_dir: str) -> tuple[BaseAgent, Callable[..., Env], dict[str, object], str]:

@@ -47,6 +47,7 @@ __all__ = [
     "format_config",
     "resumed_args",
     "stored_args",
+    "train_command_args",
     "resolved_run",
 ]
 
@@ -123,16 +124,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 _RESUME_OPTIONS = ("resume", "steps", "progress_bar", "torch_threads")
 
 
+def train_command_args(run_dir: str) -> dict[str, Any] | None:
+    """The options of the ``rlrun train`` command that made ``run_dir`` as its ``params.json`` keeps them;
+    None when no ``rlrun train`` made it (a script's run, or no params.json)."""
+    path = os.path.join(run_dir, "params.json")
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        command = json.load(f).get("command")
+    args = command.get("args") if isinstance(command, dict) else None
+    return args if isinstance(args, dict) else None
+
+
 def stored_args(run_dir: str, purpose: str = "resume") -> argparse.Namespace:
     """The options of the ``rlrun train`` command that made ``run_dir``, from its ``params.json``;
     ``purpose`` ("resume" or "play") picks the advice for a folder that no ``rlrun train`` made."""
-    path = os.path.join(run_dir, "params.json")
-    if not os.path.isfile(path):
+    if not os.path.isfile(os.path.join(run_dir, "params.json")):
         raise ConfigError(f"{run_dir}: no params.json there; give the run folder that `rlrun train` printed.")
-    with open(path, encoding="utf-8") as f:
-        params = json.load(f)
-    stored = params.get("command", {}).get("args")
-    if not isinstance(stored, dict):
+    stored = train_command_args(run_dir)
+    if stored is None:
         advice = (
             "continue it by running its script again with resume (the bundled examples take --resume; a script "
             "passes resume=True to logger_context and the runner: docs/checkpoints.md); `rlrun info "

@@ -13,9 +13,10 @@ import json
 import os
 import shlex
 import sys
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from rlrun.utils.logging.context import jsonable
 
 __all__ = [
     "RunRecord",
@@ -60,24 +61,12 @@ class RunRecord:
     started: str = field(default_factory=lambda: datetime.datetime.now().isoformat(timespec="seconds"))
 
 
-def _plain(value: Any) -> Any:
-    """``value`` as JSON can hold it: classes and functions by name, anything else unknown by ``repr``."""
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, type) or callable(value):
-        return qualified_name(value)
-    return repr(value)
-
-
 def write_run_record(run_dir: str | os.PathLike[str], record: RunRecord) -> str:
     """Write ``run.json`` into ``run_dir`` (a resumed run rewrites it, keeping the first start's command
     line under ``first_start``); return its path."""
     path = os.path.join(run_dir, RUN_RECORD_FILE)
-    data = _plain(asdict(record))
+    data = jsonable(asdict(record))
+    assert isinstance(data, dict)  # a dataclass as JSON is an object
     earlier = read_run_record(run_dir)
     if earlier is not None:
         data["first_start"] = {k: earlier[k] for k in ("argv", "cwd", "started") if k in earlier}
