@@ -174,3 +174,17 @@ def test_sampler_round_trip_benchmark_times_every_worker_and_the_master(tmp_path
     for rank in (0, 1):
         assert re.search(rf"worker {rank}: wakes\s+\d+ us after the open, works\s+\d+\.\d\d ms", out), out
     assert re.search(r"master wakes\s+\d+ us after the last arrival", out), out
+
+
+@pytest.mark.integration
+def test_served_step_profile_splits_a_master_step_into_its_phases(tmp_path):
+    args = ["--batch-B", "4", "--batch-T", "2", "--batches", "5"]
+    result = run_example("served_step_profile.py", args, tmp_path, folder="benchmarks")
+    check(result)
+    out = result.stdout
+    total = float(re.search(r"per master step (\d+\.\d+) ms", out).group(1))
+    phases = [
+        float(re.search(rf"{name}\s+(-?\d+\.\d+) ms", out).group(1)) for name in ("wait obs", "agent", "send", "rest")
+    ]
+    assert all(ms >= 0 for ms in phases[:3]), out
+    assert sum(phases) == pytest.approx(total, abs=0.01), out  # the phases and the rest make up the step
