@@ -640,7 +640,6 @@ OPEN_DIFFERENCES: dict[str, str] = {
     "rlpyt.runners.async_rl.AsyncRlEval.store_diagnostics(sampler_itr):position": RUNNERS,
     "rlpyt.runners.async_rl.AsyncRlEval.store_diagnostics(traj_infos):position": RUNNERS,
     "rlpyt.runners.sync_rl.SyncRl.WorkerCls:missing-method": RUNNERS,
-    "rlpyt.runners.sync_rl.SyncRl.__init__(log_traj_window):keyword-only": RUNNERS,
     "rlpyt.runners.sync_rl.SyncRl.build_par_objs:missing-method": RUNNERS,
     "rlpyt.runners.sync_rl.SyncRl.launch_workers:missing-method": RUNNERS,
     "rlpyt.runners.sync_rl.SyncRlEval.WorkerCls:missing-method": RUNNERS,
