@@ -27,6 +27,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from rlrun.agents.base import BaseAgent
 from rlrun.experiments.builder import SAMPLERS, build_runner
 from rlrun.experiments.registry import (
     ALGOS,
@@ -224,7 +225,7 @@ def resolve_config(args: argparse.Namespace) -> tuple[EnvChoice, str, dict[str, 
     return env, source, config
 
 
-def check_can_learn(algo_name: str, algo: AlgorithmContract, config: dict[str, Any]) -> None:
+def check_can_learn(algo_name: str, algo: AlgorithmContract[BaseAgent], config: dict[str, Any]) -> None:
     """Refuse a run that would end without one gradient step: fewer steps than one batch, or than the
     replay algorithms' ``min_steps_learn``."""
     n_steps = int(config["runner"]["n_steps"])

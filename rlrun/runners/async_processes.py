@@ -28,15 +28,21 @@ import logging
 import signal
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, Pipe
+from multiprocessing.context import BaseContext
+from multiprocessing.process import BaseProcess
+from multiprocessing.synchronize import Semaphore
+from types import FrameType
 from typing import Any
 
 import numpy as np
 import psutil
 import torch
 
+from rlrun.replays.base import BaseReplayBuffer
+from rlrun.samplers.async_.base import AsyncSamplerBase
 from rlrun.samplers.parallel.pool import request_stack
 from rlrun.samplers.parallel.protocol import (
     STACK_SIGNAL,
@@ -46,7 +52,9 @@ from rlrun.samplers.parallel.protocol import (
     die_with_parent,
 )
 from rlrun.samplers.parallel.worker import _exit
-from rlrun.utils.shared_memory import np_mp_array
+from rlrun.utils.collections import NamedArrayTuple
+from rlrun.utils.data_model import SamplesBatch
+from rlrun.utils.shared_memory import SharedArray, np_mp_array
 
 __all__ = ["AsyncControl", "AsyncProcessError", "AsyncProcesses", "SamplerSchedule", "run_async_sampler", "run_copier"]
 
@@ -67,7 +75,7 @@ class AsyncProcessError(RuntimeError):
         self.detail = detail
         super().__init__(f"The asynchronous run's {process} {detail}")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[AsyncProcessError], tuple[str, str]]:
         return type(self), (self.process, self.detail)
 
 
@@ -80,13 +88,13 @@ class AsyncControl:
     within ``lead_itrs`` of it).
     """
 
-    counters: Any
-    throttle: Any
-    sample_ready: list
-    sample_copied: list
+    counters: SharedArray
+    throttle: SharedArray
+    sample_ready: list[Semaphore]
+    sample_copied: list[Semaphore]
 
     @classmethod
-    def build(cls, ctx: Any) -> AsyncControl:
+    def build(cls, ctx: BaseContext) -> AsyncControl:
         return cls(
             counters=np_mp_array(3, np.int64),
             throttle=np_mp_array(1, np.float64),
@@ -118,7 +126,7 @@ def _wait(ready: Callable[[], bool], ctrl: AsyncControl, parent: ParentWatch) ->
     return True
 
 
-def _acquire(semaphore: Any, ctrl: AsyncControl, parent: ParentWatch) -> bool:
+def _acquire(semaphore: Semaphore, ctrl: AsyncControl, parent: ParentWatch) -> bool:
     return _wait(lambda: semaphore.acquire(timeout=SLICE_S), ctrl, parent)
 
 
@@ -131,7 +139,7 @@ def _child_setup(stacks: Connection) -> ParentWatch:
     return parent
 
 
-def _exit_on_sigterm(signum, frame) -> None:
+def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(128 + signum)
 
 
@@ -150,8 +158,8 @@ class SamplerSchedule:
 
 
 def run_async_sampler(
-    sampler: Any,
-    affinity: Any,
+    sampler: AsyncSamplerBase,
+    affinity: dict[str, Any] | None,
     ctrl: AsyncControl,
     schedule: SamplerSchedule,
     reports: Connection,
@@ -207,16 +215,16 @@ def _wait_for_optimiser(itr: int, lead_itrs: int, ctrl: AsyncControl, parent: Pa
     return _wait(ready, ctrl, parent)
 
 
-def _evaluate(sampler: Any, itr: int, reports: Connection) -> None:
+def _evaluate(sampler: AsyncSamplerBase, itr: int, reports: Connection) -> None:
     start = time.perf_counter()
     traj_infos = sampler.evaluate_agent(itr)
     reports.send(("eval", itr, traj_infos, time.perf_counter() - start))
 
 
 def run_copier(
-    double_buffer: tuple[Any, Any],
-    samples_to_buffer: Callable[[Any], Any],
-    replay: Any,
+    double_buffer: Sequence[SamplesBatch],
+    samples_to_buffer: Callable[[SamplesBatch], NamedArrayTuple],
+    replay: BaseReplayBuffer,
     ctrl: AsyncControl,
     stacks: Connection,
     errors: WorkerErrors,
@@ -244,16 +252,16 @@ def run_copier(
 class AsyncProcesses:
     """The optimiser's handle on the sampler process and the copier: start, watch, stop."""
 
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: Any) -> None:  # a multiprocessing context: typeshed's BaseContext lacks Process
         self._ctx = ctx
         self.errors = WorkerErrors(ctx, len(PROCESS_NAMES))
-        self.processes: list[Any] = [None] * len(PROCESS_NAMES)
+        self.processes: list[BaseProcess | None] = [None] * len(PROCESS_NAMES)
         self._stacks: list[Connection | None] = [None] * len(PROCESS_NAMES)
         self._psutil: list[psutil.Process | None] = [None] * len(PROCESS_NAMES)
         self._stopped_since: dict[int, float] = {}
         self._stopping = False
 
-    def start(self, slot: int, target: Callable, args: Callable[[Connection], tuple]) -> None:
+    def start(self, slot: int, target: Callable[..., None], args: Callable[[Connection], tuple[object, ...]]) -> None:
         """Start ``target(*args(stacks_end))`` as process ``slot``; ``stacks_end`` is where its stacks go."""
         stacks_r, stacks_w = Pipe(duplex=False)
         name = PROCESS_NAMES[slot].replace(" ", "_")
@@ -341,9 +349,9 @@ class AsyncProcesses:
             deadline = time.monotonic() + wait_s
             for p in left:
                 p.join(max(0.0, deadline - time.monotonic()))
-        for slot, p in enumerate(self.processes):
-            if p is not None and p.exitcode is not None:
-                p.close()
+        for slot, process in enumerate(self.processes):
+            if process is not None and process.exitcode is not None:
+                process.close()
                 self.processes[slot] = None
         for slot, conn in enumerate(self._stacks):
             if conn is not None:

@@ -23,6 +23,7 @@ from typing import Any
 
 import torch.multiprocessing as torch_mp
 
+from rlrun.envs.traj_info import TrajInfo
 from rlrun.runners.async_processes import (
     COPIER,
     SAMPLER,
@@ -33,9 +34,11 @@ from rlrun.runners.async_processes import (
     run_async_sampler,
     run_copier,
 )
+from rlrun.runners.contracts import AgentT, AsyncAlgorithmContract
 from rlrun.runners.master_affinity import apply_master_affinity
 from rlrun.runners.minibatch_rl import MinibatchRl, MinibatchRlBase, MinibatchRlEval
 from rlrun.samplers.async_.alternating_sampler import AsyncAlternatingSampler
+from rlrun.samplers.async_.base import AsyncSamplerBase
 from rlrun.samplers.async_.parallel import AsyncParallelSamplerMixin
 from rlrun.samplers.parallel.base import resolve_start_method
 from rlrun.utils.logging import logger
@@ -77,7 +80,7 @@ def split_async_affinity(affinity: Mapping[str, Any] | None) -> tuple[dict[str, 
     return dict(sampler), dict(optimizer[0])
 
 
-def default_sampler_affinity(sampler: Any) -> dict[str, Any] | None:
+def default_sampler_affinity(sampler: AsyncSamplerBase) -> dict[str, Any] | None:
     """The sampler's affinity when the run names none: the optimiser keeps one of the usable cores to
     itself and a parallel sampler's workers take the others, unpinned (the layout of
     ``make_affinity(..., async_sample=True)``). None (one worker per core) on a single core, and for
@@ -98,7 +101,7 @@ def default_sampler_affinity(sampler: Any) -> dict[str, Any] | None:
     return dict(workers_cpus=tuple((cpu,) for cpu in cpus[1:]), set_affinity=False)
 
 
-class AsyncRlBase(MinibatchRlBase):
+class AsyncRlBase(MinibatchRlBase[AgentT]):
     """The asynchronous loop, start-up and shutdown; the subclasses choose what a log row reports.
 
     ``sampler`` is an asynchronous sampler (:mod:`rlrun.samplers.async_`), ``algo`` one with
@@ -111,14 +114,15 @@ class AsyncRlBase(MinibatchRlBase):
     """
 
     # The asynchronous parts have more to them than the synchronous contracts (async_initialize, ...).
-    algo: Any
-    agent: Any
+    algo: AsyncAlgorithmContract[AgentT]
+    # An AsyncSamplerBase, whose initialize and obtain_samples take other arguments than SamplerContract's
+    # (issue 31 item 2), so it cannot stand where the synchronous runner's sampler does.
     sampler: Any
 
     def __init__(
         self,
-        algo: Any,
-        agent: Any,
+        algo: AsyncAlgorithmContract[AgentT],
+        agent: AgentT,
         sampler: Any,
         n_steps: int | float,
         affinity: Mapping[str, Any] | None = None,
@@ -234,7 +238,7 @@ class AsyncRlBase(MinibatchRlBase):
                 raise AsyncProcessError("sampler process", "closed its report pipe before its last batch.") from None
         self.processes.check()
 
-    def _on_report(self, message: tuple) -> None:
+    def _on_report(self, message: tuple[Any, ...]) -> None:
         kind = message[0]
         self._last_progress = time.monotonic()
         if kind == "batch":
@@ -249,10 +253,10 @@ class AsyncRlBase(MinibatchRlBase):
 
     # What a row reports (subclasses).
 
-    def on_batch(self, itr: int, traj_infos: list) -> None:
+    def on_batch(self, itr: int, traj_infos: list[TrajInfo]) -> None:
         """The sampler finished batch ``itr`` with these completed trajectories (already counted)."""
 
-    def on_evaluation(self, itr: int, traj_infos: list, eval_time: float) -> None:
+    def on_evaluation(self, itr: int, traj_infos: list[TrajInfo], eval_time: float) -> None:
         """The sampler evaluated the agent after batch ``itr`` (before any batch at ``itr=0``)."""
 
     def on_training_end(self) -> None:
@@ -269,8 +273,9 @@ class AsyncRlBase(MinibatchRlBase):
         sampler to be ready, then prepare the optimiser (its affinity, a private model, the optimiser)."""
         self.checkpointer = self.make_checkpointer()
         self._seed_process()
-        sampler, algo, agent = self.sampler, self.algo, self.agent
-        ctx = torch_mp.get_context(resolve_start_method(getattr(sampler, "start_method", None)))
+        sampler: AsyncSamplerBase = self.sampler  # every asynchronous sampler has async_initialize, start_method
+        algo, agent = self.algo, self.agent
+        ctx = torch_mp.get_context(resolve_start_method(sampler.start_method))
         with lock_context(ctx):  # the agent's and the replay's locks: primitives of the start method in use
             double_buffer, examples = sampler.async_initialize(
                 agent=agent,
@@ -319,11 +324,7 @@ class AsyncRlBase(MinibatchRlBase):
         self._wait_until_ready()
         optimizer = self.optimizer_affinity
         self._restore_master_affinity = apply_master_affinity(
-            dict(
-                master_cpus=optimizer.get("cpus"),
-                master_torch_threads=optimizer.get("torch_threads", 1),
-                set_affinity=optimizer.get("set_affinity", True),
-            )
+            optimizer.get("cpus"), optimizer.get("torch_threads", 1), bool(optimizer.get("set_affinity", True))
         )
         agent.async_optimizer(optimizer.get("cuda_idx"))
         algo.optim_initialize(rank=0)
@@ -373,11 +374,11 @@ class AsyncRlBase(MinibatchRlBase):
             super().shutdown()
 
 
-class AsyncRl(AsyncRlBase, MinibatchRl):
+class AsyncRl(AsyncRlBase[AgentT], MinibatchRl[AgentT]):
     """Asynchronous training that reports the training trajectories (the last ``log_traj_window``), one row
     every ``log_interval_steps`` sampled steps and one at the end."""
 
-    def on_batch(self, itr: int, traj_infos: list) -> None:
+    def on_batch(self, itr: int, traj_infos: list[TrajInfo]) -> None:
         if (itr + 1) % self.log_interval_itrs == 0 and itr < self.n_itr - 1:
             self._row(itr)
             self.log_diagnostics(itr)
@@ -387,13 +388,13 @@ class AsyncRl(AsyncRlBase, MinibatchRl):
         self.log_diagnostics(self.n_itr - 1)
 
 
-class AsyncRlEval(AsyncRlBase, MinibatchRlEval):
+class AsyncRlEval(AsyncRlBase[AgentT], MinibatchRlEval[AgentT]):
     """Asynchronous training that reports evaluation episodes: the sampler process evaluates the agent before
     the first batch, every ``log_interval_steps`` and after the last batch, and each evaluation is one row."""
 
-    _final_evaluation: tuple[list, float] | None = None  # the last evaluation, until the optimiser caught up
+    _final_evaluation: tuple[list[TrajInfo], float] | None = None  # the last evaluation, until the optimiser caught up
 
-    def on_evaluation(self, itr: int, traj_infos: list, eval_time: float) -> None:
+    def on_evaluation(self, itr: int, traj_infos: list[TrajInfo], eval_time: float) -> None:
         if itr == self.n_itr - 1 and self._sampler_itrs == self.n_itr:
             self._final_evaluation = (traj_infos, eval_time)  # logged once the optimiser caught up
             return

@@ -26,14 +26,21 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TypedDict
 
 import numpy as np
 import torch
 
+from rlrun.runners.diagnostics import DiagnosticsState
 from rlrun.utils.logging.context import RunNotStartedError
 
+if TYPE_CHECKING:  # the components' types, for annotations only
+    from rlrun.runners.contracts import AgentT, AlgorithmContract, SamplerContract
+
 __all__ = [
+    "CheckpointState",
+    "TrainingState",
+    "RngState",
     "CheckpointPolicy",
     "CheckpointInfo",
     "CheckpointError",
@@ -57,6 +64,37 @@ _log = logging.getLogger(__name__)
 CHECKPOINT_DIR_NAME = "checkpoints"
 FORMAT_VERSION = 1
 _NAME = re.compile(r"^itr_(\d+)\.json$")
+
+
+class RngState(TypedDict):
+    """The process-wide random generators, as :func:`capture_rng_state` takes them."""
+
+    python: tuple[Any, ...]  # random.getstate(): (version, the Mersenne Twister's words, gauss_next)
+    numpy: tuple[Any, ...] | dict[str, Any]  # np.random.get_state(): legacy tuple or a bit generator's dict
+    torch: torch.Tensor
+    cuda: list[torch.Tensor] | None  # one state per device; None when CUDA was not initialised
+
+
+class TrainingState(TypedDict):
+    """The components' part of a checkpoint: what each one's ``state_dict`` gave (see :func:`training_state`)."""
+
+    agent: dict[str, Any]
+    algo: dict[str, Any]
+    sampler: dict[str, Any]
+
+
+class CheckpointState(TrainingState):
+    """Everything one checkpoint file holds (:meth:`Checkpointer.run_state
+    <rlrun.runners.checkpointer.Checkpointer.run_state>` assembles it): the format, the counters, the
+    components' states, the runner's (its diagnostics), where the CSV outputs stood, the RNGs."""
+
+    format: int
+    itr: int
+    cum_steps: int
+    batch_size: int
+    runner: DiagnosticsState
+    logger: dict[str, dict[str, Any]]  # logger.tabular_outputs_state()
+    rng: RngState
 
 
 class CheckpointError(RuntimeError):
@@ -179,7 +217,9 @@ def _write_atomically(path: Path, write: Any) -> Any:
     return result
 
 
-def write_checkpoint(folder: str | os.PathLike[str], itr: int, state: dict[str, Any], cum_steps: int) -> CheckpointInfo:
+def write_checkpoint(
+    folder: str | os.PathLike[str], itr: int, state: CheckpointState, cum_steps: int
+) -> CheckpointInfo:
     """Write ``state`` as the checkpoint of iteration ``itr`` in ``folder`` (made if missing), atomically."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -258,20 +298,20 @@ def _verify(info: CheckpointInfo) -> None:
         raise CheckpointError(f"{info.path} does not match the SHA-256 of its manifest: it is corrupt.")
 
 
-def load_checkpoint(info: CheckpointInfo) -> dict[str, Any]:
+def load_checkpoint(info: CheckpointInfo) -> CheckpointState:
     """The state of one checkpoint, after checking its size and digest against the manifest.
 
     The file is unpickled (it holds envs and random generators, not only tensors): load only
     checkpoints you wrote yourself.
     """
     _verify(info)
-    state = torch.load(info.path, map_location="cpu", weights_only=False)
+    state: CheckpointState = torch.load(info.path, map_location="cpu", weights_only=False)
     if not isinstance(state, dict) or state.get("format") != FORMAT_VERSION:
         raise CheckpointError(f"{info.path} is not a checkpoint of format {FORMAT_VERSION}.")
     return state
 
 
-def load_latest_checkpoint(source: str | os.PathLike[str]) -> tuple[CheckpointInfo, dict[str, Any]] | None:
+def load_latest_checkpoint(source: str | os.PathLike[str]) -> tuple[CheckpointInfo, CheckpointState] | None:
     """The newest usable checkpoint of ``source`` and its state, or None when there is none.
 
     ``source`` is a run folder, a folder of checkpoints, or one checkpoint's ``.ckpt``/``.json`` file
@@ -311,23 +351,21 @@ def prune_checkpoints(folder: str | os.PathLike[str], keep_last: int) -> None:
 # ---- random number generators ----
 
 
-def capture_rng_state() -> dict[str, Any]:
+def capture_rng_state() -> RngState:
     """The states of Python's ``random``, numpy's global generator and torch's (CPU and initialised CUDA)."""
-    state: dict[str, Any] = dict(
-        python=random.getstate(), numpy=np.random.get_state(), torch=torch.get_rng_state(), cuda=None
-    )
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
+    state = RngState(python=random.getstate(), numpy=np.random.get_state(), torch=torch.get_rng_state(), cuda=None)
+    if torch.cuda.is_available() and torch.cuda.is_initialized():  # type: ignore[no-untyped-call]  # torch leaves it unannotated
         state["cuda"] = torch.cuda.get_rng_state_all()
     return state
 
 
-def restore_rng_state(state: dict[str, Any]) -> None:
+def restore_rng_state(state: RngState) -> None:
     """Put back what :func:`capture_rng_state` returned."""
     random.setstate(state["python"])
     np.random.set_state(state["numpy"])
     torch.set_rng_state(state["torch"])
-    if state.get("cuda") is not None and torch.cuda.is_available():
-        cuda_states = state["cuda"]
+    cuda_states = state.get("cuda")
+    if cuda_states is not None and torch.cuda.is_available():
         if len(cuda_states) == torch.cuda.device_count():
             torch.cuda.set_rng_state_all(cuda_states)
         else:
@@ -341,13 +379,19 @@ def restore_rng_state(state: dict[str, Any]) -> None:
 # ---- the components' state ----
 
 
-def training_state(agent: Any, algo: Any, sampler: Any, replay: bool = True) -> dict[str, Any]:
+def training_state(
+    agent: AgentT, algo: AlgorithmContract[AgentT], sampler: SamplerContract, replay: bool = True
+) -> TrainingState:
     """The state of the three components: the agent's weights, the algorithm's optimiser, counters and
     (with ``replay``) replay, and the sampler's envs and collector (what each ``state_dict`` gives)."""
-    return dict(agent=agent.state_dict(), algo=algo.state_dict(replay=replay), sampler=sampler.state_dict())
+    return TrainingState(
+        agent=dict(agent.state_dict()), algo=algo.state_dict(replay=replay), sampler=sampler.state_dict()
+    )
 
 
-def load_training_state(state: dict[str, Any], agent: Any, algo: Any, sampler: Any) -> None:
+def load_training_state(
+    state: TrainingState, agent: AgentT, algo: AlgorithmContract[AgentT], sampler: SamplerContract
+) -> None:
     """Put :func:`training_state`'s output back into initialized components (sampler workers read the
     weights from shared memory, which gets them too)."""
     agent.load_state_dict(state["agent"])

@@ -17,8 +17,9 @@ from typing import Any
 import torch
 
 from rlrun.runners import checkpoint as ckpt
-from rlrun.runners.checkpoint import CheckpointInfo, CheckpointPolicy
-from rlrun.runners.contracts import AgentContract, AlgorithmContract, SamplerContract
+from rlrun.runners.checkpoint import CheckpointInfo, CheckpointPolicy, CheckpointState
+from rlrun.runners.contracts import AgentT, AlgorithmContract, SamplerContract
+from rlrun.runners.diagnostics import DiagnosticsState
 from rlrun.utils.logging.logger import SNAPSHOT_MODES
 
 __all__ = ["Checkpointer", "snapshot_names"]
@@ -84,14 +85,14 @@ class Checkpointer:
         """Whether the policy wants a checkpoint after iteration ``itr``; always after ``last_itr``."""
         return self.policy is not None and (itr == last_itr or self.policy.due(itr, log_interval_itrs))
 
-    def save(self, itr: int, state: dict[str, Any], cum_steps: int) -> CheckpointInfo:
+    def save(self, itr: int, state: CheckpointState, cum_steps: int) -> CheckpointInfo:
         """Write ``state`` as iteration ``itr``'s checkpoint, then delete those beyond the policy's ``keep_last``."""
         info = ckpt.write_checkpoint(self.folder, itr, state, cum_steps)
         ckpt.prune_checkpoints(self.folder, self.policy.keep_last if self.policy is not None else 1)
         self.last_saved_itr = itr
         return info
 
-    def resume(self, source: str | os.PathLike[str] | None = None) -> tuple[CheckpointInfo, dict[str, Any]] | None:
+    def resume(self, source: str | os.PathLike[str] | None = None) -> tuple[CheckpointInfo, CheckpointState] | None:
         """The newest usable checkpoint of ``source`` (a run folder, a checkpoint folder or one checkpoint file;
         None: this run's folder) and its state, or None when there is none. A corrupt newest checkpoint is
         skipped, with a warning, for the one before."""
@@ -109,21 +110,24 @@ class Checkpointer:
         itr: int,
         cum_steps: int,
         batch_size: int,
-        parts: tuple[AgentContract, AlgorithmContract, SamplerContract],
-        runner: dict[str, Any],
-        log_files: dict[str, Any],
-    ) -> dict[str, Any]:
+        parts: tuple[AgentT, AlgorithmContract[AgentT], SamplerContract],
+        runner: DiagnosticsState,
+        log_files: dict[str, dict[str, Any]],
+    ) -> CheckpointState:
         """Everything a resumed run needs to continue after iteration ``itr``: the counters, the agent's,
         algorithm's and sampler's state (``parts``; the replay as the policy says), the runner's
         ``runner`` state, where the ``log_files`` stand, and the random generators (taken last, as they are
         when the next iteration starts)."""
         agent, algo, sampler = parts
-        return dict(
+        components = ckpt.training_state(agent, algo, sampler, replay=self.keeps_replay)
+        return CheckpointState(
             format=ckpt.FORMAT_VERSION,
             itr=itr,
             cum_steps=cum_steps,
             batch_size=batch_size,
-            **ckpt.training_state(agent, algo, sampler, replay=self.keeps_replay),
+            agent=components["agent"],
+            algo=components["algo"],
+            sampler=components["sampler"],
             runner=runner,
             logger=log_files,
             rng=ckpt.capture_rng_state(),
@@ -133,8 +137,8 @@ class Checkpointer:
         self,
         source: str | os.PathLike[str] | None,
         batch_size: int,
-        parts: tuple[AgentContract, AlgorithmContract, SamplerContract],
-    ) -> tuple[CheckpointInfo, dict[str, Any]] | None:
+        parts: tuple[AgentT, AlgorithmContract[AgentT], SamplerContract],
+    ) -> tuple[CheckpointInfo, CheckpointState] | None:
         """Load the newest usable checkpoint of ``source`` (see :meth:`resume`) into the agent, algorithm
         and sampler (``parts``) and put back the random generators; return it and its state (whose
         ``runner`` and ``logger`` parts are the caller's), or None when there is none.
@@ -153,7 +157,7 @@ class Checkpointer:
         ckpt.restore_rng_state(state["rng"])
         return found
 
-    def load(self, info: CheckpointInfo) -> dict[str, Any]:
+    def load(self, info: CheckpointInfo) -> CheckpointState:
         """The state of the checkpoint ``info`` names, checked against its manifest."""
         return ckpt.load_checkpoint(info)
 

@@ -4,23 +4,45 @@ The runners are annotated with these protocols, not with base classes: any objec
 attributes and methods plugs in. rlrun's base classes (``BaseSampler``, ``RlAlgorithm``,
 ``BaseAgent``) declare every attribute with a default, so a subclass meets its protocol by
 construction, and the type checker in CI verifies that they do (see the end of this module).
+
+State dicts (and the agent's step state) are opaque to the runners: they keep them in checkpoints and
+snapshots and hand them back, never reading a value, so the contracts type them as mappings of
+``object``; what is inside is each component's business (its own class types it).
+
+The agent is the one type the parts share: a sampler takes any :class:`~rlrun.agents.base.BaseAgent`,
+and an algorithm its own kind (``DQN`` a ``DqnAgent``), so :class:`AlgorithmContract` is generic in
+the agent class and a runner holds ``AlgorithmContract[AgentT]`` beside an ``AgentT``: mypy then checks
+that a script pairs an algorithm with an agent it can train.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import torch
 
-from rlrun.agents.base import SpaceTensor
+from rlrun.agents.base import BaseAgent, SpaceTensor
 from rlrun.algos.base import OptInfoTuple
+from rlrun.envs.base import Env
 from rlrun.envs.traj_info import TrajInfo
+from rlrun.replays.base import BaseReplayBuffer
 from rlrun.samplers.collections import BatchSpec
 from rlrun.utils.collections import NamedArrayTuple
 from rlrun.utils.data_model import SamplesBatch
 
-__all__ = ["SamplesBatch", "SamplerContract", "AlgorithmContract", "AgentContract"]
+__all__ = [
+    "SamplesBatch",
+    "SamplerContract",
+    "AlgorithmContract",
+    "AsyncAlgorithmContract",
+    "AgentContract",
+    "AgentT",
+]
+
+# The agent class of a run: what its algorithm trains (runners are generic in it).
+AgentT = TypeVar("AgentT", bound=BaseAgent)
+_AgentT_contra = TypeVar("_AgentT_contra", bound=BaseAgent, contravariant=True)
 
 
 class SamplerContract(Protocol):
@@ -29,7 +51,7 @@ class SamplerContract(Protocol):
     TrajInfoCls: type[TrajInfo]
     n_worker: int
     eval_n_envs: int
-    EnvCls: Callable[..., Any]  # for the run record and the videos
+    EnvCls: Callable[..., Env]  # for the run record and the videos
     env_kwargs: dict[str, Any]
     eval_env_kwargs: dict[str, Any]
 
@@ -41,14 +63,14 @@ class SamplerContract(Protocol):
 
     def initialize(
         self,
-        agent: Any,
-        affinity: dict | None = None,
+        agent: BaseAgent,
+        affinity: dict[str, Any] | None = None,
         seed: int | None = None,
         bootstrap_value: bool = False,
-        traj_info_kwargs: dict | None = None,
+        traj_info_kwargs: dict[str, Any] | None = None,
         rank: int = 0,
         world_size: int = 1,
-    ) -> Any: ...
+    ) -> dict[str, Any]: ...
 
     def obtain_samples(self, itr: int) -> tuple[SamplesBatch, Sequence[TrajInfo]]: ...
 
@@ -59,25 +81,40 @@ class SamplerContract(Protocol):
     # Checkpoints (rlrun.runners.checkpoint).
     restores_env_state: bool
 
-    def state_dict(self) -> dict[str, Any]: ...
+    def state_dict(self) -> dict[str, object]: ...
 
-    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+    def load_state_dict(self, state: dict[str, object]) -> None: ...
 
 
-class AlgorithmContract(Protocol):
-    """The algorithm as runners use it; ``RlAlgorithm`` documents each attribute."""
+class AlgorithmContract(Protocol[_AgentT_contra]):
+    """The algorithm as runners use it, training agents of class ``_AgentT_contra``; ``RlAlgorithm``
+    documents each attribute."""
 
-    opt_info_fields: tuple[str, ...]
-    bootstrap_value: bool
-    discount: float
-    min_steps_learn: int
-    min_itr_learn: int
-    batch_size: int | None
-    update_counter: int
+    # Read, never written, by the runners (so an algorithm may narrow them, as DQN's int batch_size).
+    @property
+    def opt_info_fields(self) -> tuple[str, ...]: ...
+
+    @property
+    def bootstrap_value(self) -> bool: ...
+
+    @property
+    def discount(self) -> float: ...
+
+    @property
+    def min_steps_learn(self) -> int: ...
+
+    @property
+    def min_itr_learn(self) -> int: ...
+
+    @property
+    def batch_size(self) -> int | None: ...
+
+    @property
+    def update_counter(self) -> int: ...
 
     def initialize(
         self,
-        agent: Any,
+        agent: _AgentT_contra,
         n_itr: int,
         batch_spec: BatchSpec,
         mid_batch_reset: bool = False,
@@ -90,11 +127,40 @@ class AlgorithmContract(Protocol):
         self, itr: int, samples: SamplesBatch | None = None, sampler_itr: int | None = None
     ) -> OptInfoTuple: ...
 
-    def optim_state_dict(self) -> dict[str, Any]: ...
+    def optim_state_dict(self) -> dict[str, object]: ...
 
-    def state_dict(self, replay: bool = True) -> dict[str, Any]: ...
+    def state_dict(self, replay: bool = True) -> dict[str, object]: ...
 
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None: ...
+    def load_state_dict(self, state_dict: dict[str, object]) -> None: ...
+
+
+class AsyncAlgorithmContract(AlgorithmContract[_AgentT_contra], Protocol[_AgentT_contra]):
+    """What the asynchronous runners use besides: the replay built in shared memory before the processes
+    start, the optimiser built after, the copier's conversion of a batch, and the replay ratio's terms
+    (DQN and its kind: ``RlAlgorithm.async_initialize`` refuses for the others)."""
+
+    @property
+    def batch_size(self) -> int: ...
+
+    @property
+    def replay_ratio(self) -> float: ...
+
+    @property
+    def updates_per_optimize(self) -> int: ...
+
+    def async_initialize(
+        self,
+        agent: _AgentT_contra,
+        sampler_n_itr: int,
+        batch_spec: BatchSpec,
+        mid_batch_reset: bool,
+        examples: dict[str, Any],
+        world_size: int = 1,
+    ) -> BaseReplayBuffer: ...
+
+    def optim_initialize(self, rank: int = 0) -> None: ...
+
+    def samples_to_buffer(self, samples: SamplesBatch) -> NamedArrayTuple: ...
 
 
 class AgentContract(Protocol):
@@ -112,16 +178,16 @@ class AgentContract(Protocol):
 
     def leave_data_parallel(self) -> None: ...
 
-    def state_dict(self) -> Mapping[str, Any]: ...
+    def state_dict(self) -> Mapping[str, object]: ...
 
-    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None: ...
+    def load_state_dict(self, state_dict: Mapping[str, object]) -> None: ...
 
     def sync_shared_memory(self) -> None: ...
 
     # Playing an episode of its own (videos, rlrun play), with the sampling state kept aside.
-    def get_step_state(self) -> dict[str, Any]: ...
+    def get_step_state(self) -> Mapping[str, object]: ...
 
-    def set_step_state(self, state: Mapping[str, Any]) -> None: ...
+    def set_step_state(self, state: Mapping[str, object]) -> None: ...
 
     def reset(self) -> None: ...
 
@@ -133,11 +199,12 @@ class AgentContract(Protocol):
 
 
 if TYPE_CHECKING:  # The type checker proves the base classes meet the contracts.
-    from rlrun.agents.base import BaseAgent
+    from rlrun.agents.dqn.dqn_agent import DqnAgent
     from rlrun.algos.base import RlAlgorithm
+    from rlrun.algos.dqn.dqn import DQN
     from rlrun.samplers.base import BaseSampler
 
     def _base_classes_meet_the_contracts(
-        sampler: BaseSampler, algo: RlAlgorithm, agent: BaseAgent
-    ) -> tuple[SamplerContract, AlgorithmContract, AgentContract]:
-        return sampler, algo, agent
+        sampler: BaseSampler, algo: RlAlgorithm[BaseAgent], agent: BaseAgent, dqn: DQN
+    ) -> tuple[SamplerContract, AlgorithmContract[BaseAgent], AgentContract, AsyncAlgorithmContract[DqnAgent]]:
+        return sampler, algo, agent, dqn

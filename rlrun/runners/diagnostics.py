@@ -16,13 +16,34 @@ import numbers
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
+from typing_extensions import NotRequired
+
+from rlrun.algos.base import OptInfoTuple
 from rlrun.envs.traj_info import TrajInfo
 from rlrun.utils.collections import optional_field
 from rlrun.utils.logging import logger
 
-__all__ = ["Diagnostics", "console_opt_stats", "traj_info_keys"]
+__all__ = ["Diagnostics", "DiagnosticsState", "console_opt_stats", "traj_info_keys"]
+
+
+class DiagnosticsState(TypedDict):
+    """:meth:`Diagnostics.state_dict`: the runner's part of a checkpoint (times as durations, in seconds)."""
+
+    cum_time: float
+    since_last_log: float
+    cum_completed_trajs: int
+    last_update_counter: int
+    itrs_done: int
+    itrs_at_last_log: int
+    opt_infos: dict[str, list[float]]
+    last_diagnostics: dict[str, Any]  # the last row, as the logger wrote it
+    # Checkpoints written before these were common to all runners hold only their runner's.
+    new_completed_trajs: NotRequired[int]
+    cum_eval_time: NotRequired[float]
+    last_eval_time: NotRequired[float]
+    traj_infos: NotRequired[list[TrajInfo]]  # the trajectory window, when there is one
 
 
 class Diagnostics:
@@ -46,7 +67,7 @@ class Diagnostics:
     ) -> None:
         self.opt_infos: dict[str, list[float]] = {k: [] for k in opt_info_fields}
         self.traj_info_keys = list(traj_info_keys)
-        self.traj_window: deque[Any] | None = None if traj_window is None else deque(maxlen=traj_window)
+        self.traj_window: deque[TrajInfo] | None = None if traj_window is None else deque(maxlen=traj_window)
         self.itr_batch_size = itr_batch_size
         self.world_size = world_size
         self.start_time = self.last_time = self._row_time = time.perf_counter()
@@ -72,7 +93,7 @@ class Diagnostics:
             self.new_completed_trajs += len(traj_infos)
             self.traj_window.extend(traj_infos)
 
-    def add_opt_info(self, opt_info: tuple | None) -> None:
+    def add_opt_info(self, opt_info: OptInfoTuple | None) -> None:
         """Keep the values of each optimiser field (a value or a list of them) until the next row.
 
         ``opt_info`` is the algorithm's namedtuple of ``opt_info_fields``; a field it lacks adds nothing."""
@@ -93,7 +114,7 @@ class Diagnostics:
 
     def own_columns(
         self, itr: int, update_counter: int, algo_batch_size: int | None, eval_time: float
-    ) -> dict[str, Any]:
+    ) -> dict[str, float]:
         """The runner's columns of row ``itr`` (counters, speeds, replay ratios), in rlpyt's order.
 
         ``eval_time`` (s) is left out of the training speed. Rates are ``nan`` for a row with no new
@@ -106,7 +127,7 @@ class Diagnostics:
         new_updates = update_counter - self.last_update_counter
         rates_valid = new_samples > 0 and train_time > 0
         cum_steps = self.cum_steps
-        columns: dict[str, Any] = {
+        columns: dict[str, float] = {
             "Iteration": itr,
             "CumTime (s)": self.cum_time,
             "CumSteps": cum_steps,
@@ -122,7 +143,7 @@ class Diagnostics:
             columns["CumReplayRatio"] = update_counter * trained / cum_steps if cum_steps else math.nan
         return columns
 
-    def window_columns(self) -> dict[str, Any]:
+    def window_columns(self) -> dict[str, float]:
         """``MinibatchRl``'s columns about its trajectory window."""
         window = self.traj_window if self.traj_window is not None else ()
         return {
@@ -130,7 +151,7 @@ class Diagnostics:
             "StepsInTrajWindow": sum(info["Length"] for info in window),
         }
 
-    def record_columns(self, itr: int, columns: Mapping[str, Any], prefix: str, shown: Iterable[str]) -> None:
+    def record_columns(self, itr: int, columns: Mapping[str, float], prefix: str, shown: Iterable[str]) -> None:
         """Record the runner's ``columns`` of row ``itr`` with the logger, each after ``prefix``; the ones
         named in ``shown`` also go to the console table."""
         shown = set(shown)
@@ -173,10 +194,10 @@ class Diagnostics:
 
     # ---- checkpoints ----
 
-    def state_dict(self) -> dict[str, Any]:
+    def state_dict(self) -> DiagnosticsState:
         """The counters and values behind the next rows (times as durations)."""
         now = time.perf_counter()
-        state: dict[str, Any] = dict(
+        state = DiagnosticsState(
             cum_time=now - self.start_time,
             since_last_log=now - self.last_time,
             cum_completed_trajs=self.cum_completed_trajs,
@@ -193,7 +214,7 @@ class Diagnostics:
             state["traj_infos"] = list(self.traj_window)
         return state
 
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+    def load_state_dict(self, state: DiagnosticsState) -> None:
         now = time.perf_counter()
         self.start_time = now - state["cum_time"]
         self.last_time = now - state["since_last_log"]
@@ -204,7 +225,6 @@ class Diagnostics:
         self.itrs_at_last_log = state["itrs_at_last_log"]
         self.opt_infos = {k: list(v) for k, v in state["opt_infos"].items()}
         self.last_row = dict(state["last_diagnostics"])
-        # Checkpoints written before these were common to all runners hold only their runner's.
         self.new_completed_trajs = state.get("new_completed_trajs", 0)
         self.cum_eval_time = state.get("cum_eval_time", 0.0)
         self.last_eval_time = state.get("last_eval_time", 0.0)
@@ -219,7 +239,7 @@ def console_opt_stats(key: str) -> tuple[str, ...]:
     return ("Average",) if "loss" in name or name == "entropy" else ()
 
 
-def traj_info_keys(TrajInfoCls: Callable[..., Any], traj_info_kwargs: Mapping[str, Any]) -> list[str]:
+def traj_info_keys(TrajInfoCls: Callable[..., TrajInfo], traj_info_kwargs: Mapping[str, Any]) -> list[str]:
     """The public fields of the sampler's trajectory infos. progress.csv fixes its columns at the first row,
     which may come before any trajectory has finished; a fresh TrajInfo tells the statistics' names up front."""
     try:

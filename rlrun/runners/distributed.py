@@ -66,15 +66,14 @@ def launch_env(environ: Mapping[str, str] | None = None) -> LaunchEnv:
     return LaunchEnv(rank, world_size, local_rank, local_world_size)
 
 
-def choose_backend(
-    affinities: Sequence[Mapping[str, Any]], backend: str | None, gpu_per_local_rank: bool = False
-) -> str:
-    """``backend`` if given, else NCCL when the ranks train on CUDA devices (``cuda_idx``), else gloo.
+def choose_backend(cuda_idxs: Sequence[int | None], backend: str | None, gpu_per_local_rank: bool = False) -> str:
+    """``backend`` if given, else NCCL when the ranks train on CUDA devices (``cuda_idxs``: each rank's
+    affinity's ``cuda_idx``), else gloo.
 
     ``gpu_per_local_rank``: under torchrun with one dict for all ranks, NCCL may leave ``cuda_idx`` out;
     each rank then takes the GPU of its ``LOCAL_RANK``.
     """
-    on_gpu = [a.get("cuda_idx") is not None or (gpu_per_local_rank and backend == "nccl") for a in affinities]
+    on_gpu = [cuda_idx is not None or (gpu_per_local_rank and backend == "nccl") for cuda_idx in cuda_idxs]
     if backend is None:
         if any(on_gpu) and not all(on_gpu):
             raise ValueError(
@@ -97,7 +96,7 @@ def init_group(
     rank: int,
     world_size: int,
     timeout: float,
-    store: Any = None,
+    store: dist.Store | None = None,
     cuda_idx: int | None = None,
 ) -> None:
     """Join the process group: through ``store`` (forked ranks) or the launcher's variables (None).
@@ -119,7 +118,7 @@ def init_group(
     dist.init_process_group(backend, **kwargs)
 
 
-def open_store(world_size: int, timeout: float, port: int | None = None) -> Any:
+def open_store(world_size: int, timeout: float, port: int | None = None) -> dist.TCPStore:
     """Rank 0's rendezvous store on 127.0.0.1 (``port=None``: any free port), or a rank's client of one."""
     td = datetime.timedelta(seconds=timeout)
     if port is None:

@@ -3,7 +3,7 @@ torch threads beside a parallel sampler's workers when the dict names none."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import psutil
@@ -29,8 +29,11 @@ def check_affinity(affinity: Mapping[str, Any] | None, runner_name: str) -> dict
     return dict(affinity)
 
 
-def apply_master_affinity(affinity: Mapping[str, Any]) -> Callable[[], None]:
-    """Apply ``master_cpus`` (unless ``set_affinity`` is False) and ``master_torch_threads``.
+def apply_master_affinity(
+    master_cpus: Sequence[int] | None, master_torch_threads: int | None, set_affinity: bool = True
+) -> Callable[[], None]:
+    """Pin this process to ``master_cpus`` (unless ``set_affinity`` is False) and set ``master_torch_threads``,
+    an affinity dict's keys of those names (None: leave as is).
 
     Returns a function that puts back the CPU affinity and torch thread count found before, so a
     process can run several trainings one after another without the first one's pinning leaking.
@@ -40,10 +43,9 @@ def apply_master_affinity(affinity: Mapping[str, Any]) -> Callable[[], None]:
     previous_cpus = process.cpu_affinity() if has_cpu_affinity else None
     previous_threads = torch.get_num_threads()
 
-    master_cpus = affinity.get("master_cpus")
-    if master_cpus is not None and affinity.get("set_affinity", True):
+    if master_cpus is not None and set_affinity:
         pin_to_cpus(master_cpus, "affinity['master_cpus'] names CPUs")
-    threads = affinity.get("master_torch_threads")
+    threads = master_torch_threads
     if threads is not None:
         if int(threads) < 1:
             raise ValueError(f"affinity['master_torch_threads'] must be at least 1, got {threads!r}.")
@@ -59,15 +61,15 @@ def apply_master_affinity(affinity: Mapping[str, Any]) -> Callable[[], None]:
     return restore
 
 
-def fit_master_threads_to_workers(affinity: Mapping[str, Any], n_worker: int) -> None:
+def fit_master_threads_to_workers(master_torch_threads: int | None, n_worker: int) -> None:
     """Lower torch's threads in this process to the CPUs that ``n_worker`` sampler workers leave (at
-    least 1), unless ``affinity`` names ``master_torch_threads`` or there are no workers.
+    least 1), unless the affinity names ``master_torch_threads`` (not None) or there are no workers.
 
     The runner calls it once the sampler has started. It never raises torch's own count, which
     follows this process's CPU mask. More threads than free CPUs made a CartPole run with
     CpuSampler 3x slower on a busy machine (docs/parallel_sampling.md, "Sharing a machine").
     """
-    if affinity.get("master_torch_threads") is not None or n_worker < 1:
+    if master_torch_threads is not None or n_worker < 1:
         return
     threads = min(torch.get_num_threads(), master_threads_beside_workers(n_worker))
     if threads != torch.get_num_threads():

@@ -13,14 +13,25 @@ from typing import Any
 
 from rlrun.envs.traj_info import TrajInfo
 from rlrun.runners.checkpoint import CheckpointPolicy
-from rlrun.runners.contracts import AgentContract, AlgorithmContract, SamplerContract
+from rlrun.runners.contracts import AgentT, AlgorithmContract, SamplerContract
 from rlrun.runners.minibatch_rl_base import MinibatchRlBase
 from rlrun.utils.logging import logger
 
-__all__ = ["MinibatchRlBase", "MinibatchRl", "MinibatchRlEval"]
+__all__ = ["MinibatchRlBase", "MinibatchRl", "MinibatchRlEval", "check_log_traj_window"]
 
 
-class MinibatchRl(MinibatchRlBase):
+def check_log_traj_window(log_traj_window: int, runner_name: str) -> int:
+    """``log_traj_window``, refused unless a number of trajectories. It is rlpyt's one positional argument
+    of ``MinibatchRl`` and ``SyncRl``, so a script that passes the algorithm there gets told how to call."""
+    if isinstance(log_traj_window, bool) or not isinstance(log_traj_window, int) or log_traj_window < 1:
+        raise ValueError(
+            f"{runner_name}: log_traj_window is a number of trajectories (>= 1), got {log_traj_window!r}; "
+            "pass the algorithm, agent and sampler as keywords (algo=..., agent=..., sampler=...)."
+        )
+    return log_traj_window
+
+
+class MinibatchRl(MinibatchRlBase[AgentT]):
     """Minibatch training that reports the training trajectories' statistics.
 
     Trajectory statistics cover the last ``log_traj_window`` completed training trajectories (also
@@ -33,8 +44,8 @@ class MinibatchRl(MinibatchRlBase):
         self,
         log_traj_window: int = 100,
         *,
-        algo: AlgorithmContract,
-        agent: AgentContract,
+        algo: AlgorithmContract[AgentT],
+        agent: AgentT,
         sampler: SamplerContract,
         n_steps: int | float,
         seed: int | None = None,
@@ -46,12 +57,7 @@ class MinibatchRl(MinibatchRlBase):
         video_every: int | None = None,
         video_max_steps: int = 1000,
     ) -> None:
-        if isinstance(log_traj_window, bool) or not isinstance(log_traj_window, int) or log_traj_window < 1:
-            raise ValueError(
-                f"{type(self).__name__}: log_traj_window is a number of trajectories (>= 1), got {log_traj_window!r}; "
-                "pass the algorithm, agent and sampler as keywords (algo=..., agent=..., sampler=...)."
-            )
-        self.log_traj_window = log_traj_window
+        self.log_traj_window = check_log_traj_window(log_traj_window, type(self).__name__)
         super().__init__(
             algo,
             agent,
@@ -71,7 +77,7 @@ class MinibatchRl(MinibatchRlBase):
         self.log_diagnostics(itr)
 
 
-class MinibatchRlEval(MinibatchRlBase):
+class MinibatchRlEval(MinibatchRlBase[AgentT]):
     """Minibatch training that evaluates the agent before training and at every log interval.
 
     Trajectory statistics (``ReturnAverage`` ...) are those of the evaluation episodes run by
@@ -127,7 +133,7 @@ class MinibatchRlEval(MinibatchRlBase):
         self.diagnostics.add_eval_time(eval_time)
         return super().log_diagnostics(itr, eval_traj_infos, eval_time, prefix=prefix)
 
-    def extra_diagnostics(self, traj_infos: Sequence[TrajInfo] | None) -> dict[str, Any]:
+    def extra_diagnostics(self, traj_infos: Sequence[TrajInfo] | None) -> dict[str, float]:
         traj_infos = traj_infos or []
         d = self.diagnostics
         return {

@@ -12,16 +12,23 @@ import os
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic
 
 import torch
 
+from rlrun.algos.base import OptInfoTuple
 from rlrun.envs.traj_info import TrajInfo
 from rlrun.runners.base import BaseRunner
-from rlrun.runners.checkpoint import CheckpointInfo, CheckpointPolicy, NothingToResumeError, checkpoint_dir
+from rlrun.runners.checkpoint import (
+    CheckpointInfo,
+    CheckpointPolicy,
+    CheckpointState,
+    NothingToResumeError,
+    checkpoint_dir,
+)
 from rlrun.runners.checkpointer import Checkpointer
 from rlrun.runners.console import Console
-from rlrun.runners.contracts import AgentContract, AlgorithmContract, SamplerContract
+from rlrun.runners.contracts import AgentT, AlgorithmContract, SamplerContract
 from rlrun.runners.diagnostics import Diagnostics, traj_info_keys
 from rlrun.runners.interrupt import StopSignals, TrainingInterrupted, interrupted_error
 from rlrun.runners.master_affinity import apply_master_affinity, check_affinity, fit_master_threads_to_workers
@@ -34,7 +41,7 @@ from rlrun.utils.seed import make_seed, set_seed
 __all__ = ["MinibatchRlBase"]
 
 
-class MinibatchRlBase(BaseRunner):
+class MinibatchRlBase(BaseRunner, Generic[AgentT]):
     """The loop, startup and shutdown shared by the minibatch runners; rlpyt's arguments and methods.
 
     ``n_steps`` counts env steps over all envs: ``n_itr = ceil(n_steps / batch_size)`` iterations. A row is
@@ -72,8 +79,8 @@ class MinibatchRlBase(BaseRunner):
 
     def __init__(
         self,
-        algo: AlgorithmContract,
-        agent: AgentContract,
+        algo: AlgorithmContract[AgentT],
+        agent: AgentT,
         sampler: SamplerContract,
         n_steps: int | float,
         seed: int | None = None,
@@ -230,7 +237,10 @@ class MinibatchRlBase(BaseRunner):
         """Pin the process, seed, initialise sampler (and with it the agent), fit the torch threads to its
         workers, agent device, algorithm, checkpointer and logging, in that order. Returns ``n_itr``."""
         self.checkpointer = self.make_checkpointer()
-        self._restore_master_affinity = apply_master_affinity(self.affinity)
+        affinity = self.affinity
+        self._restore_master_affinity = apply_master_affinity(
+            affinity.get("master_cpus"), affinity.get("master_torch_threads"), bool(affinity.get("set_affinity", True))
+        )
         self._seed_process()
         examples = self.sampler.initialize(
             agent=self.agent,
@@ -242,10 +252,10 @@ class MinibatchRlBase(BaseRunner):
             world_size=self.world_size,
         )
         # A parallel sampler's workers (rlpyt's ``n_worker``; serial samplers have none) each keep a CPU busy.
-        fit_master_threads_to_workers(self.affinity, self.sampler.n_worker)
+        fit_master_threads_to_workers(affinity.get("master_torch_threads"), self.sampler.n_worker)
         self.itr_batch_size = self.sampler.batch_spec.size * self.world_size
         n_itr = self.get_n_itr()
-        self.agent.to_device(self.affinity.get("cuda_idx", None))
+        self.agent.to_device(affinity.get("cuda_idx", None))
         if self.world_size > 1:
             self.agent.data_parallel()
         self.algo.initialize(
@@ -368,7 +378,7 @@ class MinibatchRlBase(BaseRunner):
         paths = self.checkpointer.save_snapshot(itr, self.get_itr_snapshot(itr))
         logger.log(f"Saved snapshot {', '.join(map(str, paths))}", console=False)
 
-    def checkpoint_state(self, itr: int) -> dict[str, Any]:
+    def checkpoint_state(self, itr: int) -> CheckpointState:
         """Everything a resumed run needs to continue after iteration ``itr`` (see :meth:`Checkpointer.run_state`)."""
         parts, runner, log_files = (
             (self.agent, self.algo, self.sampler),
@@ -445,7 +455,7 @@ class MinibatchRlBase(BaseRunner):
             world_size=self.world_size,
         )
 
-    def store_diagnostics(self, itr: int, traj_infos: Sequence[TrajInfo], opt_info: tuple | None) -> None:
+    def store_diagnostics(self, itr: int, traj_infos: Sequence[TrajInfo], opt_info: OptInfoTuple | None) -> None:
         """Keep what iteration ``itr`` produced until the next log row."""
         self.diagnostics.itr_done(itr)
         self.diagnostics.add_trajs(traj_infos)
@@ -472,7 +482,7 @@ class MinibatchRlBase(BaseRunner):
         self._log_infos(traj_infos)
         return self.diagnostics.write_row(self.algo.update_counter)
 
-    def extra_diagnostics(self, traj_infos: Sequence[TrajInfo] | None) -> dict[str, Any]:
+    def extra_diagnostics(self, traj_infos: Sequence[TrajInfo] | None) -> dict[str, float]:
         """Runner-specific values for the row, recorded after the common ones (under the same prefix)."""
         return self.diagnostics.window_columns() if self.diagnostics.traj_window is not None else {}
 

@@ -56,7 +56,7 @@ class RankProcessError(RuntimeError):
         self.detail = detail
         super().__init__(f"SyncRl rank {self.rank} {detail}")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[RankProcessError], tuple[int, str]]:
         return type(self), (self.rank, self.detail)
 
 
@@ -97,7 +97,9 @@ class _Report:
 class RankProcesses:
     """Ranks ``1..world_size-1`` as processes of ``ctx`` (a multiprocessing context: fork or spawn)."""
 
-    def __init__(self, ctx: Any, world_size: int) -> None:
+    def __init__(
+        self, ctx: Any, world_size: int
+    ) -> None:  # a multiprocessing context: typeshed's BaseContext lacks Process
         self.world_size = world_size
         self._ctx = ctx
         self.heartbeat = ctx.RawArray(ctypes.c_int64, world_size)
@@ -111,7 +113,7 @@ class RankProcesses:
         self._watch_end = threading.Event()
         self._watch: threading.Thread | None = None
 
-    def start(self, target: Callable[..., None], args_of: Callable[[int, RankEnd], tuple]) -> None:
+    def start(self, target: Callable[..., None], args_of: Callable[[int, RankEnd], tuple[object, ...]]) -> None:
         """Start one process per rank 1..N-1 running ``target(*args_of(rank, end))``."""
         for rank in range(1, self.world_size):
             reports_r, reports_w = Pipe(duplex=False)

@@ -19,11 +19,13 @@ from typing import Any
 
 import torch.distributed as dist
 
+from rlrun.algos.base import OptInfoTuple
 from rlrun.envs.traj_info import TrajInfo
 from rlrun.runners import checkpoint as ckpt
+from rlrun.runners.contracts import AgentT, AlgorithmContract, SamplerContract
 from rlrun.runners.distributed import choose_backend, init_group, launch_env, launched_by_torchrun, open_store
 from rlrun.runners.master_affinity import check_affinity
-from rlrun.runners.minibatch_rl import MinibatchRl, MinibatchRlEval
+from rlrun.runners.minibatch_rl import MinibatchRl, MinibatchRlEval, check_log_traj_window
 from rlrun.runners.minibatch_rl_base import MinibatchRlBase
 from rlrun.runners.rank_processes import RankEnd, RankProcessError, RankProcesses
 from rlrun.samplers.parallel.protocol import die_with_parent
@@ -38,7 +40,7 @@ FINISH_TIMEOUT_S = 60.0  # how long rank 0 waits for the other ranks to shut dow
 FAILURE_WAIT_S = 3.0  # how long rank 0 waits, after a collective failed, for the rank that caused it to show
 
 
-class SyncRlMixin(MinibatchRlBase):
+class SyncRlMixin(MinibatchRlBase[AgentT]):
     """Makes a minibatch runner one rank of a synchronous data-parallel run (see the module docstring).
 
     - ``affinity``: a list with one affinity dict per rank (rlpyt's form; e.g. ``make_affinity(...,
@@ -60,9 +62,9 @@ class SyncRlMixin(MinibatchRlBase):
 
     def __init__(
         self,
-        algo: Any,
-        agent: Any,
-        sampler: Any,
+        algo: AlgorithmContract[AgentT],
+        agent: AgentT,
+        sampler: SamplerContract,
         n_steps: int | float,
         seed: int | None = None,
         affinity: Sequence[Mapping[str, Any]] | Mapping[str, Any] | None = None,
@@ -72,7 +74,10 @@ class SyncRlMixin(MinibatchRlBase):
         start_method: str | None = None,
         collective_timeout: float = DEFAULT_COLLECTIVE_TIMEOUT_S,
         backend: str | None = None,
-        **kwargs: Any,
+        *,
+        progress_bar: bool | None = None,
+        video_every: int | None = None,
+        video_max_steps: int = 1000,
     ) -> None:
         name = type(self).__name__
         if affinity is None or isinstance(affinity, Mapping):
@@ -83,7 +88,9 @@ class SyncRlMixin(MinibatchRlBase):
             raise TypeError(
                 f"{name} takes a list with one affinity dict per rank (or one dict, or None), got {affinity!r}."
             )
-        super().__init__(
+        # MinibatchRlBase's own: SyncRl's log_traj_window is set by SyncRl, as MinibatchRl sets its own.
+        MinibatchRlBase.__init__(
+            self,
             algo=algo,
             agent=agent,
             sampler=sampler,
@@ -93,7 +100,9 @@ class SyncRlMixin(MinibatchRlBase):
             log_interval_steps=log_interval_steps,
             checkpoint=checkpoint,
             resume=resume,
-            **kwargs,
+            progress_bar=progress_bar,
+            video_every=video_every,
+            video_max_steps=video_max_steps,
         )
         if start_method not in (None, "fork", "spawn", "forkserver"):
             raise ValueError(f"{name}: start_method must be 'fork', 'spawn' or 'forkserver', got {start_method!r}.")
@@ -104,7 +113,9 @@ class SyncRlMixin(MinibatchRlBase):
         self.affinities = affinities
         self.mode = "env" if launched_by_torchrun() else "fork"
         self.backend = choose_backend(
-            affinities, backend, gpu_per_local_rank=self.mode == "env" and len(affinities) == 1
+            [a.get("cuda_idx") for a in affinities],
+            backend,
+            gpu_per_local_rank=self.mode == "env" and len(affinities) == 1,
         )
         if start_method is None:
             start_method = "spawn" if self.backend == "nccl" else "fork"
@@ -112,7 +123,7 @@ class SyncRlMixin(MinibatchRlBase):
         self.collective_timeout = float(collective_timeout)
         self._ranks: RankProcesses | None = None  # rank 0 of forked ranks: the others
         self._rank_end: RankEnd | None = None  # a forked rank: its line to rank 0
-        self._store: Any = None
+        self._store: dist.TCPStore | None = None
         self._store_port: int | None = None
         self._group_initialized = False
 
@@ -251,7 +262,7 @@ class SyncRlMixin(MinibatchRlBase):
 
     # ---- per iteration ----
 
-    def store_diagnostics(self, itr: int, traj_infos: Sequence[TrajInfo], opt_info: tuple | None) -> None:
+    def store_diagnostics(self, itr: int, traj_infos: Sequence[TrajInfo], opt_info: OptInfoTuple | None) -> None:
         """Gather every rank's completed trajectories at rank 0 (one small collective per iteration,
         which also keeps the ranks in step), then keep them as the single-process runner does."""
         if self.world_size > 1:
@@ -313,7 +324,7 @@ class SyncRlMixin(MinibatchRlBase):
         set_seed(derive_seed(self.seed or 0, RANK_SEED_DOMAIN, self.rank, self._start_itr))
 
 
-def _run_rank(runner: SyncRlMixin, rank: int, end: RankEnd) -> None:
+def _run_rank(runner: SyncRlMixin[Any], rank: int, end: RankEnd) -> None:
     """A forked rank's process: train as ``rank`` silently; on failure leave the traceback for rank 0."""
     die_with_parent()
     end.enable_stack_dumps()
@@ -340,11 +351,55 @@ def _run_rank(runner: SyncRlMixin, rank: int, end: RankEnd) -> None:
     os._exit(code)  # skip the parent's atexit handlers a forked child inherited
 
 
-class SyncRl(SyncRlMixin, MinibatchRl):
-    """Multi-process training that reports the training trajectories of all ranks (rank 0 logs)."""
+class SyncRl(SyncRlMixin[AgentT], MinibatchRl[AgentT]):
+    """Multi-process training that reports the training trajectories of all ranks (rank 0 logs).
+
+    As in rlpyt (and :class:`MinibatchRl`), ``log_traj_window`` is the one positional argument; the
+    others are keywords (:class:`SyncRlMixin`'s), so a subclass may call
+    ``super().__init__(log_traj_window, **kwargs)``.
+    """
+
+    def __init__(
+        self,
+        log_traj_window: int = 100,
+        *,
+        algo: AlgorithmContract[AgentT],
+        agent: AgentT,
+        sampler: SamplerContract,
+        n_steps: int | float,
+        seed: int | None = None,
+        affinity: Sequence[Mapping[str, Any]] | Mapping[str, Any] | None = None,
+        log_interval_steps: int | float = 1e5,
+        checkpoint: ckpt.CheckpointPolicy | bool | None = None,
+        resume: bool | str | os.PathLike[str] = False,
+        start_method: str | None = None,
+        collective_timeout: float = DEFAULT_COLLECTIVE_TIMEOUT_S,
+        backend: str | None = None,
+        progress_bar: bool | None = None,
+        video_every: int | None = None,
+        video_max_steps: int = 1000,
+    ) -> None:
+        self.log_traj_window = check_log_traj_window(log_traj_window, type(self).__name__)
+        super().__init__(
+            algo,
+            agent,
+            sampler,
+            n_steps,
+            seed,
+            affinity,
+            log_interval_steps,
+            checkpoint,
+            resume,
+            start_method,
+            collective_timeout,
+            backend,
+            progress_bar=progress_bar,
+            video_every=video_every,
+            video_max_steps=video_max_steps,
+        )
 
 
-class SyncRlEval(SyncRlMixin, MinibatchRlEval):
+class SyncRlEval(SyncRlMixin[AgentT], MinibatchRlEval[AgentT]):
     """Multi-process training that evaluates the agent on rank 0 alone, before training and at each
     log interval; the other ranks wait for it at their next collective (within ``collective_timeout``)."""
 

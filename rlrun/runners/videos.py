@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
+from rlrun.envs.base import Env
 from rlrun.envs.video import RecordVideo
 from rlrun.runners.contracts import AgentContract, SamplerContract
 from rlrun.runners.play import play_episodes
@@ -19,7 +19,7 @@ from rlrun.runners.play import play_episodes
 __all__ = ["record_eval_video", "make_frame_env"]
 
 
-def make_frame_env(sampler: SamplerContract) -> Any:
+def make_frame_env(sampler: SamplerContract) -> Env:
     """One evaluation env of ``sampler`` that can show its frames: Gymnasium envs are made with
     ``render_mode="rgb_array"``, envs without that keyword (Atari) as they are."""
     env_kwargs = dict(sampler.eval_env_kwargs or sampler.env_kwargs)

@@ -141,4 +141,6 @@ def a2c_runner(sampler=None, n_itr: int = 5, RunnerCls=CheckedSyncRl, n_ranks: i
     torch.manual_seed(seed)
     kwargs.setdefault("affinity", affinities(n_ranks))
     n_steps = n_itr * sampler.batch_spec.size * len(kwargs["affinity"])
-    return RunnerCls(A2C(learning_rate=3e-3), CategoricalPgAgent(), sampler, n_steps=n_steps, seed=seed, **kwargs)
+    return RunnerCls(
+        algo=A2C(learning_rate=3e-3), agent=CategoricalPgAgent(), sampler=sampler, n_steps=n_steps, seed=seed, **kwargs
+    )

@@ -85,10 +85,10 @@ def test_a_serial_run_keeps_torchs_thread_count(two_threads):
 @pytest.mark.timeout(10)
 def test_fitting_never_raises_torchs_thread_count_and_ignores_runs_without_workers(two_threads):
     torch.set_num_threads(1)
-    fit_master_threads_to_workers({}, n_worker=1)  # on a big machine the rule would allow more than 1
+    fit_master_threads_to_workers(None, n_worker=1)  # on a big machine the rule would allow more than 1
     assert torch.get_num_threads() == 1
     torch.set_num_threads(2)
-    fit_master_threads_to_workers({}, n_worker=0)
+    fit_master_threads_to_workers(None, n_worker=0)
     assert torch.get_num_threads() == 2
-    fit_master_threads_to_workers(dict(master_torch_threads=None), n_worker=USABLE)
+    fit_master_threads_to_workers(None, n_worker=USABLE)
     assert torch.get_num_threads() == 1

@@ -13,6 +13,7 @@ from rlrun.algos.pg.a2c import A2C
 from rlrun.algos.pg.ppo import PPO
 from rlrun.envs.gym import make
 from rlrun.runners.minibatch_rl import MinibatchRl, MinibatchRlEval
+from rlrun.runners.sync_rl import SyncRl
 from rlrun.samplers.serial.sampler import SerialSampler
 from rlrun.utils.logging import logger
 from rlrun.utils.logging.context import logger_context
@@ -126,6 +127,40 @@ def test_minibatch_rl_takes_the_components_as_keywords_as_in_rlpyt():
         MinibatchRl(A2C(), CategoricalPgAgent(), cartpole_sampler(), 64)
     with pytest.raises(ValueError, match="log_traj_window"):
         MinibatchRl(0, algo=A2C(), agent=CategoricalPgAgent(), sampler=cartpole_sampler(), n_steps=64)
+
+
+class WindowedSyncRl(SyncRl):
+    """A user's SyncRl written for rlpyt: its own argument, then rlpyt's super() call."""
+
+    def __init__(self, log_traj_window=100, note="mine", **kwargs):
+        super().__init__(log_traj_window, **kwargs)
+        self.note = note
+
+
+def test_a_sync_rl_subclass_calling_super_init_with_log_traj_window_trains_one_rank_with_that_window(tmp_path):
+    runner = WindowedSyncRl(
+        3,
+        note="a2c",
+        algo=A2C(),
+        agent=CategoricalPgAgent(),
+        sampler=cartpole_sampler(),
+        n_steps=4 * 32,
+        log_interval_steps=64,
+        seed=0,
+        affinity=ONE_THREAD,  # one dict: one rank, in this process
+    )
+    assert runner.log_traj_window == 3 and runner.note == "a2c"
+    with logger_context(str(tmp_path), 0, "a2c", override_prefix=True) as run_dir:
+        runner.train()
+    assert runner.diagnostics.traj_window is not None and runner.diagnostics.traj_window.maxlen == 3
+    assert [int(r["Diagnostics/CumSteps"]) for r in read_rows(run_dir)] == [64, 128]
+
+
+def test_sync_rl_takes_the_components_as_keywords_as_in_rlpyt():
+    with pytest.raises(TypeError, match="positional"):
+        SyncRl(A2C(), CategoricalPgAgent(), cartpole_sampler(), 64)
+    with pytest.raises(ValueError, match="log_traj_window"):
+        SyncRl(0, algo=A2C(), agent=CategoricalPgAgent(), sampler=cartpole_sampler(), n_steps=64)
 
 
 def test_a_run_says_its_speed_and_how_long_it_will_take_once_the_first_batches_are_timed(tmp_path, capsys):

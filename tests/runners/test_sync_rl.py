@@ -100,7 +100,9 @@ def test_ppo_and_dqn_keep_parameters_bit_identical(algo_name):
     else:
         algo = DQN(batch_size=32, min_steps_learn=32, replay_size=1000, replay_ratio=16, target_update_interval=2)
         agent = DqnAgent()
-    runner = CheckedSyncRl(algo, agent, serial_sampler(), n_steps=8 * 2 * 2 * 6, seed=0, affinity=affinities(2))
+    runner = CheckedSyncRl(
+        algo=algo, agent=agent, sampler=serial_sampler(), n_steps=8 * 2 * 2 * 6, seed=0, affinity=affinities(2)
+    )
     runner.train()
     assert len(runner.param_digests) == 6 and len(set(runner.param_digests)) >= 4
     assert algo.update_counter > 0
@@ -130,9 +132,9 @@ def test_two_ranks_learn_cartpole():
     from rlrun.experiments.configs.cartpole import CONFIGS
 
     runner = SyncRl(
-        A2C(**CONFIGS["a2c"]["algo"]),
-        CategoricalPgAgent(),
-        serial_sampler(T=16, B=4),
+        algo=A2C(**CONFIGS["a2c"]["algo"]),
+        agent=CategoricalPgAgent(),
+        sampler=serial_sampler(T=16, B=4),
         n_steps=40_000,
         seed=0,
         affinity=affinities(2),
@@ -165,7 +167,7 @@ def test_world_size_is_the_length_of_the_affinity_list_and_steps_are_global():
 )
 def test_bad_settings_are_refused_at_construction(kwargs, error, match):
     with pytest.raises(error, match=match):
-        SyncRl(A2C(), CategoricalPgAgent(), serial_sampler(), n_steps=100, **kwargs)
+        SyncRl(algo=A2C(), agent=CategoricalPgAgent(), sampler=serial_sampler(), n_steps=100, **kwargs)
 
 
 def test_sync_rl_eval_evaluates_on_rank_0_and_logs_once_per_interval(tmp_path):
@@ -460,7 +462,9 @@ TORCHRUN_ENV = dict(
 def test_under_torchrun_one_nccl_dict_gives_each_rank_the_gpu_of_its_local_rank(monkeypatch):
     for key, value in TORCHRUN_ENV.items():
         monkeypatch.setenv(key, value)
-    runner = SyncRl(A2C(), CategoricalPgAgent(), serial_sampler(), n_steps=100, affinity=dict(), backend="nccl")
+    runner = SyncRl(
+        algo=A2C(), agent=CategoricalPgAgent(), sampler=serial_sampler(), n_steps=100, affinity=dict(), backend="nccl"
+    )
     assert runner.mode == "env" and runner.backend == "nccl"
     assert runner._affinity_of_local_rank(1, 2)["cuda_idx"] == 1
 
@@ -468,11 +472,13 @@ def test_under_torchrun_one_nccl_dict_gives_each_rank_the_gpu_of_its_local_rank(
 def test_under_torchrun_an_affinity_list_needs_one_dict_per_local_rank(monkeypatch):
     for key, value in TORCHRUN_ENV.items():
         monkeypatch.setenv(key, value)
-    runner = SyncRl(A2C(), CategoricalPgAgent(), serial_sampler(), n_steps=100, affinity=affinities(3))
+    runner = SyncRl(
+        algo=A2C(), agent=CategoricalPgAgent(), sampler=serial_sampler(), n_steps=100, affinity=affinities(3)
+    )
     with pytest.raises(ValueError, match="LOCAL_WORLD_SIZE"):
         runner._affinity_of_local_rank(1, 2)
     assert SyncRl(
-        A2C(), CategoricalPgAgent(), serial_sampler(), n_steps=100, affinity=[dict(a=0), dict(a=1)]
+        algo=A2C(), agent=CategoricalPgAgent(), sampler=serial_sampler(), n_steps=100, affinity=[dict(a=0), dict(a=1)]
     )._affinity_of_local_rank(1, 2) == dict(a=1)
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from rlrun.agents.base import BaseAgent
 from rlrun.agents.dqn.catdqn_agent import CatDqnAgent
 from rlrun.agents.dqn.dqn_agent import DqnAgent
 from rlrun.agents.pg.categorical import CategoricalPgAgent
@@ -120,7 +121,7 @@ def build_runner(
     eval_n_envs: int | None = None,
     checkpoint: CheckpointPolicy | bool | None = None,
     resume: bool = False,
-) -> MinibatchRlEval:
+) -> MinibatchRlEval[BaseAgent]:
     """A MinibatchRlEval runner for ``algo`` (a key of :data:`CONFIGS`) on CartPole-v1.
 
     Evaluates ``eval_episodes`` whole episodes every ``log_interval_steps``. ``overrides`` updates the

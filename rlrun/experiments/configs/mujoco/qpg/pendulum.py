@@ -24,6 +24,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from rlrun.agents.base import BaseAgent
 from rlrun.agents.qpg.ddpg_agent import DdpgAgent
 from rlrun.agents.qpg.sac_agent import SacAgent
 from rlrun.agents.qpg.td3_agent import Td3Agent
@@ -95,7 +96,7 @@ def build_runner(
     eval_episodes: int = 10,
     overrides: dict[str, dict[str, Any]] | None = None,
     affinity: dict[str, Any] | None = None,
-) -> MinibatchRlEval:
+) -> MinibatchRlEval[BaseAgent]:
     """A MinibatchRlEval runner for ``algo`` ("sac", "td3" or "ddpg") on Pendulum-v1 with a SerialSampler.
 
     Evaluates ``eval_episodes`` whole episodes (200 steps each), greedily, every ``log_interval_steps``
