@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import logging
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from rlrun.agents.base import BaseAgent
+from rlrun.envs.base import Env
 from rlrun.envs.traj_info import TrajInfo
 from rlrun.samplers.collections import BatchSpec
 from rlrun.samplers.collectors import BaseCollector, BaseEvalCollector
+from rlrun.utils.data_model import SamplesBatch
 
 __all__ = ["BaseSampler", "report_unfinished_evaluation"]
 
@@ -51,16 +54,16 @@ class BaseSampler:
 
     def __init__(
         self,
-        EnvCls: Any,
-        env_kwargs: dict | None,
+        EnvCls: Callable[..., Env],
+        env_kwargs: Mapping[str, object] | None,
         batch_T: int,
         batch_B: int,
         CollectorCls: type[BaseCollector],
         max_decorrelation_steps: int = 100,
-        TrajInfoCls: type = TrajInfo,
+        TrajInfoCls: type[TrajInfo] = TrajInfo,
         eval_n_envs: int = 0,
         eval_CollectorCls: type[BaseEvalCollector] | None = None,
-        eval_env_kwargs: dict | None = None,
+        eval_env_kwargs: Mapping[str, object] | None = None,
         eval_max_steps: int | None = None,
         eval_max_trajectories: int | None = None,
     ) -> None:
@@ -105,21 +108,21 @@ class BaseSampler:
 
     def initialize(
         self,
-        agent: Any,
-        affinity: dict | None = None,
+        agent: BaseAgent,
+        affinity: Mapping[str, object] | None = None,
         seed: int | None = None,
         bootstrap_value: bool = False,
-        traj_info_kwargs: dict | None = None,
+        traj_info_kwargs: Mapping[str, object] | None = None,
         rank: int = 0,
         world_size: int = 1,
         worker_process: Callable[..., None] | None = None,
-    ) -> Any:
+    ) -> dict[str, Any]:
         """Build the envs (or start the workers) and return the examples the algorithm builds its buffers
         from. ``rank`` and ``world_size``: this sampler's place among SyncRl's ranks. ``worker_process``:
         the target of the worker processes, for samplers that start them (None: rlrun's own)."""
         raise NotImplementedError
 
-    def obtain_samples(self, itr: int) -> tuple[Any, list[TrajInfo]]:
+    def obtain_samples(self, itr: int) -> tuple[SamplesBatch, list[TrajInfo]]:
         raise NotImplementedError
 
     def evaluate_agent(self, itr: int) -> list[TrajInfo]:

@@ -11,8 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rlrun.agents.base import BaseAgent
+from rlrun.envs.base import Env
 from rlrun.samplers.buffer import build_samples_buffer
 from rlrun.samplers.collections import BatchSpec
+from rlrun.utils.collections import NamedArrayTuple
 
 __all__ = ["BatchBuffers"]
 
@@ -22,13 +25,19 @@ class BatchBuffers:
     """One (``len(halves_np) == 1``) or two ``[T, B]`` samples buffers, numpy and torch views of the same
     bytes, and the examples (one env step, one agent step) they were built from."""
 
-    halves_np: tuple[Any, ...]
-    halves_pyt: tuple[Any, ...]
-    examples: dict
+    halves_np: tuple[NamedArrayTuple, ...]
+    halves_pyt: tuple[NamedArrayTuple, ...]
+    examples: dict[str, Any]
 
     @classmethod
     def build(
-        cls, agent: Any, env: Any, batch_spec: BatchSpec, bootstrap_value: bool, shared: bool, double: bool = False
+        cls,
+        agent: BaseAgent,
+        env: Env,
+        batch_spec: BatchSpec,
+        bootstrap_value: bool,
+        shared: bool,
+        double: bool = False,
     ) -> BatchBuffers:
         """Buffers for ``agent`` acting in ``env`` (an example env; the agent is initialized). ``shared``:
         in shared memory, written by other processes; ``double``: two of them (asynchronous samplers)."""
@@ -55,17 +64,21 @@ class BatchBuffers:
     def double(self) -> bool:
         return len(self.halves_np) == 2
 
-    def np_of(self, itr: int) -> Any:
+    def np_of(self, itr: int) -> NamedArrayTuple:
         """The numpy buffer batch ``itr`` goes into."""
         return self.halves_np[itr % len(self.halves_np)]
 
-    def pyt_of(self, itr: int) -> Any:
+    def pyt_of(self, itr: int) -> NamedArrayTuple:
         """The torch view of :meth:`np_of`."""
         return self.halves_pyt[itr % len(self.halves_pyt)]
 
-    def collector_samples(self, columns: slice = slice(None)) -> Any:
+    def collector_samples(
+        self, columns: slice = slice(None)
+    ) -> NamedArrayTuple | tuple[NamedArrayTuple, NamedArrayTuple]:
         """What a collector holding these ``columns`` is given as ``samples_np``: its columns of the
         buffer, or a pair of them for a double buffer (the ``Db`` collectors)."""
         if self.double:
-            return tuple(half[:, columns] for half in self.halves_np)
-        return self.halves_np[0] if columns == slice(None) else self.halves_np[0][:, columns]
+            first, second = self.halves_np
+            return first[:, columns], second[:, columns]
+        single: NamedArrayTuple = self.halves_np[0] if columns == slice(None) else self.halves_np[0][:, columns]
+        return single

@@ -6,14 +6,18 @@ from typing import Any
 
 import numpy as np
 
+from rlrun.agents.base import BaseAgent
+from rlrun.envs.base import Env
 from rlrun.samplers.collections import AgentSamples, AgentSamplesBsv, BatchSpec, EnvSamples, Samples
 from rlrun.utils.buffer import buffer_from_example, buffer_func, buffer_method, torchify_buffer
-from rlrun.utils.collections import AttrDict
+from rlrun.utils.collections import AttrDict, NamedArrayTuple, optional_field
 
 __all__ = ["build_samples_buffer", "get_example_outputs"]
 
 
-def get_example_outputs(agent: Any, env: Any, examples: dict | None = None, subprocess: bool = False) -> dict:
+def get_example_outputs(
+    agent: BaseAgent, env: Env, examples: dict[str, Any] | None = None, subprocess: bool = False
+) -> dict[str, Any]:
     """One observation, reward, done, env_info, action and agent_info, from a real step in this process.
 
     Runs in the calling process on purpose: rlpyt did this in a child through ``mp.Manager``, which
@@ -64,15 +68,15 @@ def _to_numpy(x: Any) -> Any:
 
 
 def build_samples_buffer(
-    agent: Any,
-    env: Any,
+    agent: BaseAgent,
+    env: Env,
     batch_spec: BatchSpec,
     bootstrap_value: bool = False,
     agent_shared: bool = True,
     env_shared: bool = True,
     subprocess: bool = True,
-    examples: dict | None = None,
-) -> tuple[Samples, Samples, dict]:
+    examples: dict[str, Any] | None = None,
+) -> tuple[NamedArrayTuple, NamedArrayTuple, dict[str, Any]]:
     """Allocate the batch buffer and return ``(samples_pyt, samples_np, examples)``.
 
     ``samples_np`` holds numpy arrays (in shared memory where ``*_shared``); ``samples_pyt`` holds
@@ -102,13 +106,13 @@ def build_samples_buffer(
     env_info = buffer_from_example(examples["env_info"], (T, B), env_shared)
     env_buffer = EnvSamples(observation, reward, prev_reward, done, env_info)
 
-    samples_np = Samples(agent=agent_buffer, env=env_buffer)
-    samples_pyt = torchify_buffer(samples_np)
+    samples_np: NamedArrayTuple = Samples(agent=agent_buffer, env=env_buffer)
+    samples_pyt: NamedArrayTuple = torchify_buffer(samples_np)
     return samples_pyt, samples_np, examples
 
 
-def _bootstrap_example(agent_info: Any) -> np.ndarray:
-    value = getattr(agent_info, "value", None)
+def _bootstrap_example(agent_info: NamedArrayTuple | None) -> np.ndarray:
+    value = optional_field(agent_info, "value")
     if value is None:
         raise ValueError(
             "The algorithm asks for bootstrap values, but the agent's agent_info has no 'value' field. "

@@ -10,10 +10,17 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from rlrun.samplers.collectors import BaseCollector, BaseEvalCollector
+from rlrun.agents.base import BaseAgent
+from rlrun.envs.base import Env
+from rlrun.envs.traj_info import TrajInfo
+from rlrun.samplers.collectors import BaseCollector, BaseEvalCollector, TrajInfoQueue
+from rlrun.utils.collections import AttrDict, NamedArrayTuple
+
+if TYPE_CHECKING:  # the samplers import this module
+    from rlrun.samplers.base import BaseSampler
 
 __all__ = [
     "make_envs",
@@ -27,9 +34,11 @@ __all__ = [
 _log = logging.getLogger(__name__)
 
 
-def make_envs(EnvCls: Any, env_kwargs: dict, env_ranks: Sequence[int], seed: int) -> list:
+def make_envs(
+    EnvCls: Callable[..., Env], env_kwargs: Mapping[str, object], env_ranks: Sequence[int], seed: int
+) -> list[Env]:
     """One env per rank, each seeded with ``seed + rank``; closes the ones built if a later one fails."""
-    envs: list = []
+    envs: list[Env] = []
     try:
         for env_rank in env_ranks:
             env = EnvCls(**env_kwargs)
@@ -41,7 +50,7 @@ def make_envs(EnvCls: Any, env_kwargs: dict, env_ranks: Sequence[int], seed: int
     return envs
 
 
-def close_envs(envs: Sequence[Any]) -> None:
+def close_envs(envs: Sequence[Env]) -> None:
     """Close every env; an env that fails to close does not stop the others (nor mask the error that led here)."""
     for env in envs:
         try:
@@ -59,17 +68,17 @@ def make_collector(
     CollectorCls: type[BaseCollector],
     *,
     rank: int,
-    envs: Sequence[Any],
-    samples_np: Any,
+    envs: Sequence[Env],
+    samples_np: NamedArrayTuple | tuple[NamedArrayTuple, NamedArrayTuple],
     batch_T: int,
-    TrajInfoCls: type,
-    agent: Any,
+    TrajInfoCls: type[TrajInfo],
+    agent: BaseAgent | None,
     global_B: int,
     env_ranks: Sequence[int],
-    traj_info_kwargs: dict | None,
-    sync: Any = None,
-    step_buffer_np: Any = None,
-) -> Any:
+    traj_info_kwargs: Mapping[str, object] | None,
+    sync: AttrDict | None = None,
+    step_buffer_np: NamedArrayTuple | None = None,
+) -> BaseCollector:
     return CollectorCls(
         rank=rank,
         envs=envs,
@@ -89,17 +98,17 @@ def make_eval_collector(
     eval_CollectorCls: type[BaseEvalCollector],
     *,
     rank: int,
-    envs: Sequence[Any],
-    TrajInfoCls: type,
+    envs: Sequence[Env],
+    TrajInfoCls: type[TrajInfo],
     max_T: int,
-    agent: Any,
+    agent: BaseAgent | None,
     max_trajectories: int | None,
     env_ranks: Sequence[int],
-    traj_info_kwargs: dict | None,
-    traj_infos_queue: Any = None,
-    sync: Any = None,
-    step_buffer_np: Any = None,
-) -> Any:
+    traj_info_kwargs: Mapping[str, object] | None,
+    traj_infos_queue: TrajInfoQueue | None = None,
+    sync: AttrDict | None = None,
+    step_buffer_np: NamedArrayTuple | None = None,
+) -> BaseEvalCollector:
     return eval_CollectorCls(
         rank=rank,
         envs=envs,
@@ -116,8 +125,12 @@ def make_eval_collector(
 
 
 def make_local_eval(
-    sampler: Any, agent: Any, eval_ranks: list[int], seed: int, traj_info_kwargs: dict | None
-) -> tuple[list, BaseEvalCollector | None]:
+    sampler: BaseSampler,
+    agent: BaseAgent,
+    eval_ranks: list[int],
+    seed: int,
+    traj_info_kwargs: Mapping[str, object] | None,
+) -> tuple[list[Env], BaseEvalCollector | None]:
     """The evaluation envs and collector of a sampler that evaluates in its own process (serial and
     async serial): ``([], None)`` without ``eval_n_envs``."""
     if sampler.eval_n_envs <= 0:
@@ -138,7 +151,9 @@ def make_local_eval(
     return envs, collector
 
 
-def start_collector(collector: Any, max_decorrelation_steps: int, seed: int) -> tuple[Any, list]:
+def start_collector(
+    collector: BaseCollector, max_decorrelation_steps: int, seed: int
+) -> tuple[NamedArrayTuple, list[TrajInfo]]:
     """Reset (and decorrelate) the collector's envs; returns ``(agent_inputs, traj_infos)``.
 
     Decorrelation follows env ranks (``seed + env rank``). A collector written for rlpyt, whose
@@ -149,7 +164,7 @@ def start_collector(collector: Any, max_decorrelation_steps: int, seed: int) -> 
     return collector.start_envs(max_decorrelation_steps)
 
 
-def _accepts(function: Any, keyword: str) -> bool:
+def _accepts(function: Callable[..., object], keyword: str) -> bool:
     try:
         parameters = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):

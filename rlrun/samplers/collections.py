@@ -7,10 +7,12 @@
 
 from __future__ import annotations
 
-import collections
+from typing import NamedTuple, TypeAlias
+
+import numpy as np
 
 from rlrun.envs.traj_info import TrajInfo
-from rlrun.utils.collections import namedarraytuple
+from rlrun.utils.collections import NamedArrayTuple, namedarraytuple
 
 __all__ = [
     "Samples",
@@ -21,16 +23,21 @@ __all__ = [
     "TrajInfo",
 ]
 
+# Values of a space as numpy arrays with leading dims (``[B, ...]`` or ``[T, B, ...]``): one array, or a
+# namedarraytuple of them for a Composite space. The numpy twin of ``rlrun.agents.base.SpaceTensor``.
+SpaceArray: TypeAlias = "np.ndarray | NamedArrayTuple"
+
 Samples = namedarraytuple("Samples", ["agent", "env"])
 AgentSamples = namedarraytuple("AgentSamples", ["action", "prev_action", "agent_info"])
 AgentSamplesBsv = namedarraytuple("AgentSamplesBsv", ["action", "prev_action", "agent_info", "bootstrap_value"])
 EnvSamples = namedarraytuple("EnvSamples", ["observation", "reward", "prev_reward", "done", "env_info"])
 
 
-class BatchSpec(collections.namedtuple("BatchSpec", ["T", "B"])):
+class BatchSpec(NamedTuple):
     """The shape of one sampling batch: ``T`` time steps in each of ``B`` envs."""
 
-    __slots__ = ()
+    T: int
+    B: int
 
     @property
     def size(self) -> int:

@@ -18,13 +18,15 @@ check would cost a pass over every observation).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from rlrun.envs.base import Env
 from rlrun.envs.validation import EnvValidationError, env_name
-from rlrun.utils.collections import is_namedtuple
+from rlrun.samplers.collections import SpaceArray
+from rlrun.utils.collections import fields_of, is_namedtuple
 
 __all__ = [
     "store_observation",
@@ -40,7 +42,7 @@ __all__ = [
 _VDOT_MAX_SIZE = 1 << 14
 
 
-def store_observation(dest: Any, b: int, value: Any, *, env: Any, env_rank: int, where: str) -> None:
+def store_observation(dest: SpaceArray, b: int, value: Any, *, env: Env, env_rank: int, where: str) -> None:
     """Write one env's observation ``value`` into row ``b`` of ``dest`` (an array, or a namedarraytuple
     of arrays, with leading dim B), refusing a lossy dtype or a changed shape or structure.
 
@@ -59,7 +61,7 @@ def store_observation(dest: Any, b: int, value: Any, *, env: Any, env_rank: int,
         _store(dest, b, value, env, env_rank, where, "observation")
 
 
-def _store(dest: Any, b: int, value: Any, env: Any, env_rank: int, where: str, field: str) -> None:
+def _store(dest: SpaceArray | None, b: int, value: Any, env: Env, env_rank: int, where: str, field: str) -> None:
     if isinstance(dest, np.ndarray):
         if not (type(value) is np.ndarray and value.shape == dest.shape[1:] and value.dtype == dest.dtype):
             value = _checked_conversion(dest, value, env, env_rank, where, field)
@@ -70,7 +72,7 @@ def _store(dest: Any, b: int, value: Any, env: Any, env_rank: int, where: str, f
             raise _error(env, env_rank, field, where, "is a value, but the batch has no array for it", _FIX_STRUCTURE)
         return
     if not is_namedtuple(value) or tuple(value._fields) != tuple(dest._fields):
-        got = f"a {type(value).__name__}{getattr(value, '_fields', '')}"
+        got = f"a {type(value).__name__}{fields_of(value) if is_namedtuple(value) else ''}"
         raise _error(
             env,
             env_rank,
@@ -83,7 +85,7 @@ def _store(dest: Any, b: int, value: Any, env: Any, env_rank: int, where: str, f
         _store(d, b, v, env, env_rank, where, f"{field}.{name}")
 
 
-def _checked_conversion(dest: np.ndarray, value: Any, env: Any, env_rank: int, where: str, field: str) -> np.ndarray:
+def _checked_conversion(dest: np.ndarray, value: Any, env: Env, env_rank: int, where: str, field: str) -> np.ndarray:
     """``value`` as an array that fits a row of ``dest`` without loss, or the error saying why not."""
     try:
         arr = np.asarray(value)
@@ -163,7 +165,7 @@ _FIX_OBS_FINITE = (
 _FIX_REWARD_FINITE = "It would enter the returns and the losses. Check the env's reward computation."
 
 
-def _error(env: Any, env_rank: int, field: str, where: str, problem: str, fix: str) -> EnvValidationError:
+def _error(env: Env, env_rank: int, field: str, where: str, problem: str, fix: str) -> EnvValidationError:
     return EnvValidationError(
         f"{env_name(env)} (env rank {env_rank}): {field} from {where} {problem}. {fix}",
         env_rank=env_rank,
@@ -172,7 +174,7 @@ def _error(env: Any, env_rank: int, field: str, where: str, problem: str, fix: s
     )
 
 
-def has_floating_fields(observation: Any) -> bool:
+def has_floating_fields(observation: SpaceArray | None) -> bool:
     """Whether any array of a batch (array or namedarraytuple) can hold NaN: decide once, check every step."""
     if observation is None:
         return False
@@ -182,10 +184,10 @@ def has_floating_fields(observation: Any) -> bool:
 
 
 def check_finite_batch(
-    observation: Any,
+    observation: SpaceArray | None,
     reward: np.ndarray | None,
     *,
-    envs: Sequence[Any],
+    envs: Sequence[Env],
     env_ranks: Sequence[int],
     where: str,
     reset_mask: np.ndarray | None = None,
@@ -224,7 +226,11 @@ class AgentOutputError(ValueError):
         self.env_rank = env_rank
         self.where = where
 
-    def __reduce__(self):  # keyword-only fields: pickled whole, so it crosses from a worker to the master
+    def __reduce__(
+        self,
+    ) -> tuple[
+        Callable[[str, int, str], AgentOutputError], tuple[str, int, str]
+    ]:  # keyword-only fields: pickled whole, so it crosses from a worker to the master
         return _rebuild_agent_output_error, (str(self), self.env_rank, self.where)
 
 
@@ -232,7 +238,9 @@ def _rebuild_agent_output_error(message: str, env_rank: int, where: str) -> Agen
     return AgentOutputError(message, env_rank=env_rank, where=where)
 
 
-def check_finite_actions(action: Any, *, envs: Sequence[Any], env_ranks: Sequence[int], where: str) -> None:
+def check_finite_actions(
+    action: SpaceArray | None, *, envs: Sequence[Env], env_ranks: Sequence[int], where: str
+) -> None:
     """Raise :class:`AgentOutputError` for the first env whose action (``[B, ...]``, array or namedarraytuple)
     holds NaN or infinity, before any env steps on it. One vectorised probe per array per time step."""
     if isinstance(action, np.ndarray):
@@ -249,7 +257,7 @@ def check_finite_actions(action: Any, *, envs: Sequence[Any], env_ranks: Sequenc
                 where=where,
             )
         return
-    if is_namedtuple(action):
+    if action is not None and is_namedtuple(action):
         for value in action:
             if value is not None:
                 check_finite_actions(value, envs=envs, env_ranks=env_ranks, where=where)
@@ -263,7 +271,14 @@ def with_step_context(error: EnvValidationError, env_rank: int, where: str) -> E
     )
 
 
-def _check_observation(observation, field, envs, env_ranks, where, reset_mask) -> None:
+def _check_observation(
+    observation: SpaceArray,
+    field: str,
+    envs: Sequence[Env],
+    env_ranks: Sequence[int],
+    where: str,
+    reset_mask: np.ndarray | None,
+) -> None:
     if isinstance(observation, np.ndarray):
         if not _probably_finite(observation):
             bad = _first_nonfinite_row(observation)

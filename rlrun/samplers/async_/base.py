@@ -22,14 +22,19 @@ memory, and allocates the double buffer; ``initialize`` starts the engine on the
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import torch
 
+from rlrun.agents.base import BaseAgent
+from rlrun.envs.base import Env
 from rlrun.envs.traj_info import TrajInfo
 from rlrun.envs.validation import validate_env
 from rlrun.samplers.batch_buffers import BatchBuffers
 from rlrun.samplers.collections import BatchSpec
+from rlrun.samplers.collectors import BaseCollector, BaseEvalCollector
+from rlrun.utils.collections import AttrDict, NamedArrayTuple
 from rlrun.utils.launching.pinning import pin_to_cpus
 from rlrun.utils.seed import make_seed
 
@@ -41,14 +46,14 @@ _log = logging.getLogger(__name__)
 class SamplingEngine(Protocol):
     """What an asynchronous sampler needs of the synchronous sampler it runs (serial and parallel alike)."""
 
-    EnvCls: Any
-    env_kwargs: dict
-    TrajInfoCls: Any
+    EnvCls: Callable[..., Env]
+    env_kwargs: dict[str, object]
+    TrajInfoCls: type[TrajInfo]
     eval_n_envs: int
     n_worker: int
-    CollectorCls: type
-    eval_CollectorCls: type | None
-    eval_env_kwargs: dict
+    CollectorCls: type[BaseCollector]
+    eval_CollectorCls: type[BaseEvalCollector] | None
+    eval_env_kwargs: dict[str, object]
     max_decorrelation_steps: int
     eval_max_steps: int | None
     eval_max_trajectories: int | None
@@ -61,11 +66,11 @@ class SamplingEngine(Protocol):
 
     def start_with(
         self,
-        agent: Any,
+        agent: BaseAgent,
         buffers: BatchBuffers,
-        affinity: dict | None = None,
+        affinity: Mapping[str, object] | None = None,
         seed: int | None = None,
-        traj_info_kwargs: dict | None = None,
+        traj_info_kwargs: Mapping[str, object] | None = None,
         rank: int = 0,
         world_size: int = 1,
     ) -> None: ...
@@ -88,10 +93,10 @@ class AsyncSamplerBase:
     def __init__(self, sampler: SamplingEngine, start_method: str) -> None:
         self.sampler = sampler
         self.start_method = start_method
-        self.agent: Any = None
+        self.agent: BaseAgent | None = None  # async_initialize's
         self.buffers: BatchBuffers | None = None
         self.seed = 0
-        self.traj_info_kwargs: dict = {}
+        self.traj_info_kwargs: dict[str, object] = {}
         self.bootstrap_value = False
 
     # ---- the engine's settings, as the runner reads them ----
@@ -109,7 +114,7 @@ class AsyncSamplerBase:
         return self.sampler.mid_batch_reset
 
     @property
-    def TrajInfoCls(self) -> Any:  # noqa: N802  (rlpyt's attribute name)
+    def TrajInfoCls(self) -> type[TrajInfo]:  # noqa: N802  (rlpyt's attribute name)
         return self.sampler.TrajInfoCls
 
     @property
@@ -122,23 +127,23 @@ class AsyncSamplerBase:
 
     # rlpyt's sampler settings, read through to the engine (scripts and collectors read them)
     @property
-    def EnvCls(self) -> Any:  # noqa: N802
+    def EnvCls(self) -> Callable[..., Env]:  # noqa: N802
         return self.sampler.EnvCls
 
     @property
-    def env_kwargs(self) -> dict:
+    def env_kwargs(self) -> dict[str, object]:
         return self.sampler.env_kwargs
 
     @property
-    def CollectorCls(self) -> type:  # noqa: N802
+    def CollectorCls(self) -> type[BaseCollector]:  # noqa: N802
         return self.sampler.CollectorCls
 
     @property
-    def eval_CollectorCls(self) -> type | None:  # noqa: N802
+    def eval_CollectorCls(self) -> type[BaseEvalCollector] | None:  # noqa: N802
         return self.sampler.eval_CollectorCls
 
     @property
-    def eval_env_kwargs(self) -> dict:
+    def eval_env_kwargs(self) -> dict[str, object]:
         return self.sampler.eval_env_kwargs
 
     @property
@@ -154,7 +159,7 @@ class AsyncSamplerBase:
         return self.sampler.eval_max_trajectories
 
     @property
-    def double_buffer(self) -> tuple[Any, ...]:
+    def double_buffer(self) -> tuple[NamedArrayTuple, ...]:
         """The two ``[T, B]`` numpy buffers (after :meth:`async_initialize`)."""
         if self.buffers is None:
             raise RuntimeError(f"{type(self).__name__}.async_initialize() builds the double buffer; call it first.")
@@ -164,11 +169,11 @@ class AsyncSamplerBase:
 
     def async_initialize(
         self,
-        agent: Any,
+        agent: BaseAgent,
         bootstrap_value: bool = False,
-        traj_info_kwargs: dict | None = None,
+        traj_info_kwargs: Mapping[str, object] | None = None,
         seed: int | None = None,
-    ) -> tuple[tuple[Any, ...], dict]:
+    ) -> tuple[tuple[NamedArrayTuple, ...], dict[str, Any]]:
         """In the training process: initialize ``agent`` (model in shared memory, weights publishable),
         build the double buffer; returns ``(double_buffer, examples)``."""
         self.seed = make_seed() if seed is None else int(seed)
@@ -189,20 +194,28 @@ class AsyncSamplerBase:
 
     # ---- sampler process ----
 
-    def initialize(self, affinity: dict | None = None) -> None:
+    def initialize(self, affinity: Mapping[str, object] | None = None) -> None:
         """In the sampler process (after :meth:`async_initialize`): pin it to ``affinity['master_cpus']`` if
         named, prepare the sampler's model, start the engine (its envs, or its workers)."""
         if self.buffers is None:
             raise RuntimeError(f"{type(self).__name__}.initialize() runs after async_initialize().")
-        affinity = dict(affinity or {})
-        if affinity.get("master_cpus") is not None and affinity.get("set_affinity", True):
-            pin_to_cpus(affinity["master_cpus"], "affinity['sampler']['master_cpus'] names CPUs")
+        agent = self._agent()
+        settings = AttrDict(affinity or {})  # rlpyt's keys, whatever their values
+        if settings.get("master_cpus") is not None and settings.get("set_affinity", True):
+            pin_to_cpus(settings["master_cpus"], "affinity['sampler']['master_cpus'] names CPUs")
         torch.set_num_threads(1)  # one batch per forward pass: more threads only compete with workers and optimiser
-        self._prepare_agent(self.agent, affinity)
-        self.sampler.start_with(self.agent, self.buffers, affinity or None, self.seed, self.traj_info_kwargs)
-        self.agent.recv_shared_memory()
+        self._prepare_agent(agent, settings)
+        self.sampler.start_with(agent, self.buffers, settings or None, self.seed, self.traj_info_kwargs)
+        agent.recv_shared_memory()
 
-    def _prepare_agent(self, agent: Any, affinity: dict) -> None:
+    def _agent(self) -> BaseAgent:
+        if self.agent is None:
+            raise RuntimeError(
+                f"{type(self).__name__}.async_initialize(agent, ...) gives the sampler its agent; call it first."
+            )
+        return self.agent
+
+    def _prepare_agent(self, agent: BaseAgent, affinity: AttrDict) -> None:
         """The sampler's own model (see ``BaseAgent.async_cpu``): here a private copy on
         ``affinity['cuda_idx']`` (the CPU without it), for an engine whose agent acts in this process."""
         agent.async_cpu(share_memory=False)
@@ -213,13 +226,14 @@ class AsyncSamplerBase:
         weights; returns the completed trajectories."""
         if db_idx != itr % 2:
             raise ValueError(f"Batch {itr} goes into half {itr % 2} of the double buffer, not db_idx={db_idx}.")
-        self.agent.recv_shared_memory()
-        self.agent.sample_mode(itr)
+        agent = self._agent()
+        agent.recv_shared_memory()
+        agent.sample_mode(itr)
         return self.sampler.collect_round(itr)
 
     def evaluate_agent(self, itr: int) -> list[TrajInfo]:
         """Evaluation episodes with the newest published weights."""
-        self.agent.recv_shared_memory()
+        self._agent().recv_shared_memory()
         return self.sampler.evaluation_round(itr)
 
     def shutdown(self) -> None:

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from rlrun.agents.base import BaseAgent
 from rlrun.samplers.async_.collectors import DbCpuResetCollector
 from rlrun.samplers.async_.parallel import AsyncParallelSamplerBase
 from rlrun.samplers.collectors import BaseCollector, BaseEvalCollector, EvalCollector
 from rlrun.samplers.parallel.cpu.sampler import CpuSampler
+from rlrun.utils.collections import AttrDict
 
 __all__ = ["AsyncCpuSampler"]
 
@@ -29,5 +31,5 @@ class AsyncCpuSampler(AsyncParallelSamplerBase):
         engine = CpuSampler(*args, CollectorCls=CollectorCls, eval_CollectorCls=eval_CollectorCls, **kwargs)
         super().__init__(engine)
 
-    def _prepare_agent(self, agent: Any, affinity: dict) -> None:
+    def _prepare_agent(self, agent: BaseAgent, affinity: AttrDict) -> None:
         agent.async_cpu(share_memory=True)  # the workers act with this copy

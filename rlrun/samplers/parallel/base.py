@@ -13,13 +13,16 @@ from __future__ import annotations
 import logging
 import pickle
 import sys
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Mapping
+from multiprocessing.process import BaseProcess
 from multiprocessing.util import Finalize
 from typing import Any, ClassVar
 
 import numpy as np
 import torch.multiprocessing as torch_mp  # its context pickles shared tensors by handle, for spawn
 
+from rlrun.agents.base import BaseAgent
 from rlrun.envs.traj_info import TrajInfo
 from rlrun.envs.validation import validate_env
 from rlrun.samplers.base import BaseSampler, report_unfinished_evaluation
@@ -30,6 +33,8 @@ from rlrun.samplers.parallel.gpu.serving import ActionServing
 from rlrun.samplers.parallel.pool import DEFAULT_TIMEOUT_S, WorkerLabel, WorkerPool
 from rlrun.samplers.parallel.protocol import Command, CommandKind, SamplerWorkerError
 from rlrun.samplers.parallel.worker import SamplerSpec, WorkerSettings, sampling_process
+from rlrun.utils.collections import AttrDict, NamedArrayTuple
+from rlrun.utils.data_model import SamplesBatch
 from rlrun.utils.launching.affinity import affinity_for_sampler
 from rlrun.utils.launching.main_guard import refuse_while_bootstrapping
 from rlrun.utils.seed import derive_seed, make_seed
@@ -84,6 +89,8 @@ class ParallelSamplerBase(BaseSampler):
             raise ValueError(f"worker_timeout must be a positive number of seconds or None, got {worker_timeout!r}.")
         self.worker_timeout = None if worker_timeout is None else float(worker_timeout)
         self._requested_eval_n_envs = self.eval_n_envs  # initialize rounds eval_n_envs to the workers
+        self.eval_n_envs_per = 0  # evaluation envs per worker (initialize)
+        self.eval_max_T = 0  # steps per evaluation env (initialize)
         self.n_worker = 0
         self.pool: WorkerPool | None = None
         self.buffers: BatchBuffers | None = None
@@ -92,9 +99,14 @@ class ParallelSamplerBase(BaseSampler):
         self._target: Callable[..., None] = sampling_process  # the workers' target
         self._finalizer: Finalize | None = None
         self._n_unfinished = 0
+        # Set by initialize (_launch).
+        self.seed: int
+        self.agent: BaseAgent
+        self.samples_np: NamedArrayTuple
+        self.samples_pyt: NamedArrayTuple
 
     @property
-    def workers(self) -> list:
+    def workers(self) -> list[BaseProcess]:
         """The worker processes (empty when not running)."""
         return list(self.pool.processes) if self.pool is not None else []
 
@@ -102,15 +114,15 @@ class ParallelSamplerBase(BaseSampler):
 
     def initialize(
         self,
-        agent: Any,
-        affinity: dict | None = None,
+        agent: BaseAgent,
+        affinity: Mapping[str, object] | None = None,
         seed: int | None = None,
         bootstrap_value: bool = False,
-        traj_info_kwargs: dict | None = None,
+        traj_info_kwargs: Mapping[str, object] | None = None,
         rank: int = 0,
         world_size: int = 1,
         worker_process: Callable[..., None] | None = None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Start the workers and return the examples (one env step and agent step) for the algorithm.
 
         Returns once every worker has built and decorrelated its envs. ``affinity`` gives the
@@ -136,11 +148,11 @@ class ParallelSamplerBase(BaseSampler):
 
     def start_with(
         self,
-        agent: Any,
+        agent: BaseAgent,
         buffers: BatchBuffers,
-        affinity: dict | None = None,
+        affinity: Mapping[str, object] | None = None,
         seed: int | None = None,
-        traj_info_kwargs: dict | None = None,
+        traj_info_kwargs: Mapping[str, object] | None = None,
         rank: int = 0,
         world_size: int = 1,
     ) -> None:
@@ -150,7 +162,7 @@ class ParallelSamplerBase(BaseSampler):
         affinity, n_envs_list = self._plan(agent, affinity, rank, world_size)
         self._launch(agent, buffers, affinity, n_envs_list, seed, traj_info_kwargs)
 
-    def obtain_samples(self, itr: int) -> tuple[Any, list[TrajInfo]]:
+    def obtain_samples(self, itr: int) -> tuple[SamplesBatch, list[TrajInfo]]:
         """One batch from all workers; returns ``(samples, completed_traj_infos)``, samples as torch views."""
         traj_infos = self.collect_round(itr)
         return self.samples_pyt, traj_infos
@@ -190,7 +202,9 @@ class ParallelSamplerBase(BaseSampler):
         B = self.batch_spec.B
         return list(range(self.rank * B, (self.rank + 1) * B))
 
-    def _plan(self, agent: Any, affinity: dict | None, rank: int, world_size: int) -> tuple[dict, list[int]]:
+    def _plan(
+        self, agent: BaseAgent, affinity: Mapping[str, object] | None, rank: int, world_size: int
+    ) -> tuple[AttrDict, list[int]]:
         """Resolve the affinity, split the envs over the workers and the evaluation envs too, and refuse
         what a spawned worker could not import: all before anything is built."""
         if self._finalizer is not None and self._finalizer.still_active():
@@ -211,12 +225,12 @@ class ParallelSamplerBase(BaseSampler):
 
     def _launch(
         self,
-        agent: Any,
+        agent: BaseAgent,
         buffers: BatchBuffers,
-        affinity: dict,
+        affinity: AttrDict,
         n_envs_list: list[int],
         seed: int | None,
-        traj_info_kwargs: dict | None,
+        traj_info_kwargs: Mapping[str, object] | None,
     ) -> None:
         """Start the worker pool on ``buffers`` (and the action server where the master serves actions);
         returns once every worker has built and decorrelated its envs."""
@@ -273,7 +287,7 @@ class ParallelSamplerBase(BaseSampler):
 
     # ---- rounds ----
 
-    def _run_round(self, command: Command) -> list:
+    def _run_round(self, command: Command) -> list[TrajInfo]:
         """Send ``command`` to every worker and return the TrajInfos they finished, in worker order.
 
         Anything that goes wrong between the command sent and the last report (a failed worker,
@@ -306,7 +320,9 @@ class ParallelSamplerBase(BaseSampler):
 
     # ---- helpers (rlpyt's names where rlpyt had them) ----
 
-    def _get_n_envs_list(self, affinity: dict | None = None, n_worker: int | None = None, B: int | None = None):
+    def _get_n_envs_list(
+        self, affinity: Mapping[str, object] | None = None, n_worker: int | None = None, B: int | None = None
+    ) -> list[int]:
         """Envs per worker: ``B`` split evenly, the first workers taking one more when it does not divide;
         fewer workers than requested when ``B`` is smaller. Alternating samplers split half the envs
         over each half of the workers, pairwise alike (worker w and w + n/2 hold as many)."""
@@ -324,7 +340,7 @@ class ParallelSamplerBase(BaseSampler):
         return half + half
 
     def _sampler_spec(
-        self, affinity: dict, global_B: int = 1, seed: int = 0, traj_info_kwargs: dict | None = None
+        self, affinity: AttrDict, global_B: int = 1, seed: int = 0, traj_info_kwargs: Mapping[str, object] | None = None
     ) -> SamplerSpec:
         return SamplerSpec(
             EnvCls=self.EnvCls,
@@ -338,12 +354,12 @@ class ParallelSamplerBase(BaseSampler):
             global_B=global_B,
             seed=seed,
             max_decorrelation_steps=self.max_decorrelation_steps,
-            eval_max_T=getattr(self, "eval_max_T", 0),
+            eval_max_T=self.eval_max_T,
             torch_threads=affinity.get("worker_torch_threads", None),
             agent=None if self.gpu else self.agent,
         )
 
-    def _worker_settings(self, affinity: dict, seed: int, n_envs_list: list[int]) -> list[WorkerSettings]:
+    def _worker_settings(self, affinity: AttrDict, seed: int, n_envs_list: list[int]) -> list[WorkerSettings]:
         """Each worker's envs, columns, evaluation share, CPUs and seed."""
         B = sum(n_envs_list)
         global_B = B * self.world_size
@@ -375,25 +391,29 @@ class ParallelSamplerBase(BaseSampler):
             i_env += n_envs
         return settings
 
-    def _check_importable(self, agent: Any, target: Any) -> None:
+    def _check_importable(self, agent: BaseAgent, target: Callable[..., None]) -> None:
         """Refuse, before starting anything, what a spawn/forkserver child cannot import."""
         main = sys.modules.get("__main__")
-        main_importable = getattr(main, "__file__", None) is not None
-        named = dict(
+        main_importable = main is not None and vars(main).get("__file__") is not None
+        named: dict[str, Callable[..., object] | None] = dict(
             EnvCls=self.EnvCls,
             CollectorCls=self.CollectorCls,
             eval_CollectorCls=self.eval_CollectorCls,
             TrajInfoCls=self.TrajInfoCls,
             agent_class=type(agent),
-            ModelCls=getattr(agent, "ModelCls", None),
+            ModelCls=agent.ModelCls,
             worker_process=target,
         )
         for what, obj in named.items():
             if obj is None:
                 continue
-            name = getattr(obj, "__qualname__", repr(obj))
+            # Classes and functions have a qualified name and a module; another callable (a partial, an instance
+            # with __call__) is named by its repr and lives in its class's module.
+            named_def = isinstance(obj, type | types.FunctionType | types.BuiltinFunctionType | types.MethodType)
+            name = obj.__qualname__ if named_def else repr(obj)
+            module = obj.__module__ if named_def else type(obj).__module__
             where = None
-            if getattr(obj, "__module__", None) == "__main__" and not main_importable:
+            if module == "__main__" and not main_importable:
                 where = "is defined in __main__ of an interactive session or `python -c`, which child processes cannot import"
             else:
                 try:

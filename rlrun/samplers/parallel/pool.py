@@ -21,10 +21,11 @@ import select
 import signal
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.connection import wait as wait_for_ready
+from multiprocessing.process import BaseProcess
 from typing import Any, cast
 
 import psutil
@@ -73,11 +74,16 @@ class WorkerPool:
     then is reported with its stack. Call :meth:`stop` (safe at any time, more than once) to end it.
     """
 
-    def __init__(self, ctx: Any, labels: Sequence[WorkerLabel], timeout: float | None = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        ctx: Any,  # a multiprocessing context (fork, spawn, forkserver); typeshed's BaseContext has no Process
+        labels: Sequence[WorkerLabel],
+        timeout: float | None = DEFAULT_TIMEOUT_S,
+    ) -> None:
         self.labels = list(labels)
         self.timeout = timeout
         self.errors = WorkerErrors(ctx, len(self.labels))
-        self.processes: list[Any] = []
+        self.processes: list[BaseProcess] = []
         self._psutil: list[psutil.Process | None] = []
         self._commands: list[Connection] = []
         self._reports: list[Connection] = []
@@ -93,7 +99,12 @@ class WorkerPool:
 
     # ---- starting ----
 
-    def start(self, target: Callable, args_of: Callable[[int, WorkerEnd], tuple], name: str = "sampler_worker") -> None:
+    def start(
+        self,
+        target: Callable[..., None],
+        args_of: Callable[[int, WorkerEnd], tuple[object, ...]],
+        name: str = "sampler_worker",
+    ) -> None:
         """Start one process per label, running ``target(*args_of(rank, end))``; :meth:`wait_started` waits
         for them (start-up is bounded by ``timeout`` like a round)."""
         self._round_started, self._starting, self._warned = time.monotonic(), True, False
@@ -403,7 +414,7 @@ def request_stack(pid: int | None, conn: Connection) -> str:
 
 
 @contextlib.contextmanager
-def _ctrl_c_deferred():
+def _ctrl_c_deferred() -> Iterator[None]:
     """Hold back Ctrl-C until the block ends (a few seconds at most), then raise it.
 
     A second Ctrl-C pressed while workers are being stopped would otherwise leave them running, and

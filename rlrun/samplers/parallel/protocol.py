@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, Pipe
 from typing import Any
 
+from rlrun.envs.traj_info import TrajInfo
+
 __all__ = [
     "CommandKind",
     "Command",
@@ -84,7 +86,7 @@ class Report:
     """What a worker sends at the end of a round: the trajectories it completed, and (evaluation) how
     many episodes ``eval_max_steps`` cut short."""
 
-    traj_infos: list = field(default_factory=list)
+    traj_infos: list[TrajInfo] = field(default_factory=list)
     n_unfinished: int = 0
 
     def encode(self) -> bytes:
@@ -104,7 +106,7 @@ def decode(message: bytes) -> tuple[bytes, Any]:
     return tag, None
 
 
-def describe_message(tag: bytes, value: Any) -> str:
+def describe_message(tag: bytes, value: object) -> str:
     return {
         _COMMAND: f"command {value}",
         _ACTIONS: f"actions-ready signal #{value}",
@@ -141,7 +143,7 @@ class SamplerWorkerError(RuntimeError):
             envs += f", eval env ranks {self.eval_env_ranks}"
         super().__init__(f"Sampler worker {self.rank} ({envs}) {detail}")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[SamplerWorkerError], tuple[int, list[int], str, list[int], bool]]:
         return type(self), (self.rank, self.env_ranks, self.detail, self.eval_env_ranks, self.evaluation)
 
 
@@ -154,6 +156,7 @@ class WorkerErrors:
     :func:`~rlrun.samplers.parallel.worker.sampling_process`).
     """
 
+    # ctx: a multiprocessing context, typed Any: typeshed's ctypes arrays of c_char take no bytes slices.
     def __init__(self, ctx: Any, n_workers: int, capacity: int = ERROR_TEXT_BYTES) -> None:
         self.capacity = capacity
         self._lengths = ctx.RawArray(ctypes.c_int64, n_workers)
@@ -185,7 +188,8 @@ class WorkerErrors:
         if not n:
             return None
         start = rank * self.capacity
-        return self._text[start : start + n].decode("utf-8", "replace")
+        data: bytes = self._text[start : start + n]
+        return data.decode("utf-8", "replace")
 
     def first(self) -> int | None:
         """The lowest rank that reported, or None."""
@@ -231,7 +235,7 @@ class WorkerEnd:
         """Wait for the master's next command; QUIT if the master is gone."""
         while True:
             tag, value = self._receive(parent)
-            if tag == _COMMAND:
+            if isinstance(value, Command):  # the tag _COMMAND: once per round
                 return value
             raise RuntimeError(f"The sampler master sent {describe_message(tag, value)} between rounds.")
 

@@ -15,10 +15,13 @@ import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from types import FrameType
 
 import torch
 
+from rlrun.agents.base import BaseAgent
+from rlrun.envs.base import Env
+from rlrun.envs.traj_info import TrajInfo
 from rlrun.samplers.builder import close_envs, make_collector, make_envs, make_eval_collector, start_collector
 from rlrun.samplers.collectors import BaseCollector, BaseEvalCollector
 from rlrun.samplers.parallel.protocol import (
@@ -30,7 +33,7 @@ from rlrun.samplers.parallel.protocol import (
     WorkerQuit,
     die_with_parent,
 )
-from rlrun.utils.collections import AttrDict
+from rlrun.utils.collections import AttrDict, NamedArrayTuple
 from rlrun.utils.launching.pinning import pin_to_cpus
 from rlrun.utils.seed import set_seed
 
@@ -49,20 +52,20 @@ __all__ = [
 class SamplerSpec:
     """What every worker of one sampler shares. ``agent`` is None where the master serves actions."""
 
-    EnvCls: Any
-    env_kwargs: dict
-    eval_env_kwargs: dict
+    EnvCls: Callable[..., Env]
+    env_kwargs: dict[str, object]
+    eval_env_kwargs: dict[str, object]
     CollectorCls: type[BaseCollector]
     eval_CollectorCls: type[BaseEvalCollector] | None
-    TrajInfoCls: type
-    traj_info_kwargs: dict
+    TrajInfoCls: type[TrajInfo]
+    traj_info_kwargs: dict[str, object]
     batch_T: int
     global_B: int
     seed: int  # env r is seeded with seed + r, whichever worker holds it
     max_decorrelation_steps: int
     eval_max_T: int
     torch_threads: int | None
-    agent: Any = None
+    agent: BaseAgent | None = None
 
 
 @dataclass(frozen=True)
@@ -75,9 +78,9 @@ class WorkerSettings:
     eval_max_trajectories: int | None
     seed: int  # of its global RNGs, kept apart from env seeds
     cpus: tuple[int, ...] | None
-    samples_np: Any
-    step_buffer_np: Any = None  # served samplers: this worker's rows of the step buffer
-    eval_step_buffer_np: Any = None
+    samples_np: NamedArrayTuple | tuple[NamedArrayTuple, NamedArrayTuple]  # its columns (of both halves: async)
+    step_buffer_np: NamedArrayTuple | None = None  # served samplers: this worker's rows of the step buffer
+    eval_step_buffer_np: NamedArrayTuple | None = None
 
 
 _log = logging.getLogger(__name__)
@@ -88,7 +91,7 @@ def initialize_worker(
     seed: int | None = None,
     cpu: int | Sequence[int] | None = None,
     torch_threads: int | None = None,
-    group: Any = None,
+    group: object = None,
 ) -> None:
     """Pin this process to ``cpu`` (where the OS allows), set torch's threads and seed the global RNGs.
 
@@ -119,19 +122,19 @@ class CollectedTrajInfos:
     """
 
     def __init__(self) -> None:
-        self._items: list = []
+        self._items: list[TrajInfo] = []
 
-    def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
+    def put(self, item: TrajInfo | None, block: bool = True, timeout: float | None = None) -> None:
         if item is not None:  # rlpyt's end marker
             self._items.append(item)
 
-    def put_nowait(self, item: Any) -> None:
+    def put_nowait(self, item: TrajInfo | None) -> None:
         self.put(item)
 
     def __len__(self) -> int:
         return len(self._items)
 
-    def take(self) -> list:
+    def take(self) -> list[TrajInfo]:
         """Everything put since the last call, in order."""
         items, self._items = self._items, []
         return items
@@ -176,14 +179,14 @@ class StepSignal:
         return True
 
 
-def _sigterm_handler(parent: ParentWatch, errors: WorkerErrors) -> Callable[[int, Any], None]:
+def _sigterm_handler(parent: ParentWatch, errors: WorkerErrors) -> Callable[[int, FrameType | None], None]:
     """SIGTERM exits (as SystemExit, so the finally block closes the envs) once the master is stopping
     its workers or is gone. Before that it is a signal to the whole process group (``timeout``, Slurm,
     systemd, ``kill -TERM -PGID``), which the master received too: as with Ctrl-C, the master decides,
     finishing its iteration, checkpointing and then stopping the workers. Were the workers to die at
     once, the run would end with a worker error instead."""
 
-    def handler(signum: int, frame: Any) -> None:
+    def handler(signum: int, frame: FrameType | None) -> None:
         if errors.stopping or not parent.alive():
             raise SystemExit(128 + signum)
 
@@ -203,8 +206,8 @@ def sampling_process(spec: SamplerSpec, settings: WorkerSettings, end: WorkerEnd
     signal.signal(signal.SIGTERM, _sigterm_handler(parent, errors))
     end.enable_stack_dumps()
     w, served = settings, spec.agent is None
-    envs: list = []
-    eval_envs: list = []
+    envs: list[Env] = []
+    eval_envs: list[Env] = []
     exit_code = 0
     try:
         if not parent.alive():
@@ -233,7 +236,7 @@ def sampling_process(spec: SamplerSpec, settings: WorkerSettings, end: WorkerEnd
             sync=sync,
             step_buffer_np=w.step_buffer_np,
         )
-        eval_collector: Any = None
+        eval_collector: BaseEvalCollector | None = None
         eval_queue = CollectedTrajInfos()
         if w.eval_env_ranks:
             eval_envs = make_envs(spec.EnvCls, spec.eval_env_kwargs, w.eval_env_ranks, spec.seed)
@@ -253,8 +256,9 @@ def sampling_process(spec: SamplerSpec, settings: WorkerSettings, end: WorkerEnd
                 step_buffer_np=w.eval_step_buffer_np,
             )
         agent_inputs, traj_infos = start_collector(collector, spec.max_decorrelation_steps, spec.seed)
-        if served:
+        if agent is None:  # served
             step = w.step_buffer_np
+            assert step is not None  # a served sampler gives each worker its rows of the step buffer
             step.observation[:] = agent_inputs.observation
             step.action[:] = agent_inputs.prev_action
             step.reward[:] = agent_inputs.prev_reward
@@ -265,10 +269,12 @@ def sampling_process(spec: SamplerSpec, settings: WorkerSettings, end: WorkerEnd
 
         while (command := end.next_command(parent)).kind is not CommandKind.QUIT:
             if command.kind is CommandKind.EVALUATE:
+                if eval_collector is None:
+                    raise RuntimeError(f"Sampler worker {w.rank} has no evaluation envs but was asked to evaluate.")
                 returned = eval_collector.collect_evaluation(command.itr)
                 # rlpyt's eval collectors put their TrajInfos on the queue; rlrun's also return them.
                 completed = eval_queue.take() or list(returned or [])
-                report = Report(completed, int(getattr(eval_collector, "n_unfinished", 0)))
+                report = Report(completed, int(eval_collector.n_unfinished))
             else:
                 if agent is not None:
                     agent.sample_mode(command.itr)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
-from rlrun.samplers.collectors import EvalCollector
+from rlrun.agents.base import BaseAgent
+from rlrun.envs.base import Env
+from rlrun.envs.traj_info import BoundTrajInfoCls, TrajInfo
+from rlrun.samplers.collectors import EvalCollector, TrajInfoQueue
+from rlrun.utils.collections import AttrDict, NamedArrayTuple
 
 __all__ = ["SerialEvalCollector"]
 
@@ -18,18 +21,18 @@ class SerialEvalCollector(EvalCollector):
 
     def __init__(
         self,
-        envs: Sequence[Any],
-        agent: Any,
-        TrajInfoCls: type,
+        envs: Sequence[Env],
+        agent: BaseAgent | None,
+        TrajInfoCls: type[TrajInfo] | BoundTrajInfoCls,
         max_T: int,
         max_trajectories: int | None = None,
         *,
         rank: int = 0,
-        traj_infos_queue: Any = None,
-        sync: Any = None,
-        step_buffer_np: Any = None,
+        traj_infos_queue: TrajInfoQueue | None = None,
+        sync: AttrDict | None = None,
+        step_buffer_np: NamedArrayTuple | None = None,
         env_ranks: Sequence[int] | None = None,
-        traj_info_kwargs: dict | None = None,
+        traj_info_kwargs: Mapping[str, object] | None = None,
     ) -> None:
         super().__init__(
             rank=rank,

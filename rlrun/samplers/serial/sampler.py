@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import logging
 import pickle
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from rlrun.agents.base import BaseAgent
+from rlrun.envs.base import Env
 from rlrun.envs.traj_info import TrajInfo
 from rlrun.envs.validation import validate_env
 from rlrun.samplers.base import BaseSampler, report_unfinished_evaluation
@@ -21,6 +23,8 @@ from rlrun.samplers.builder import (
 )
 from rlrun.samplers.collectors import BaseCollector, BaseEvalCollector, ResetCollector
 from rlrun.samplers.serial.collectors import SerialEvalCollector
+from rlrun.utils.collections import NamedArrayTuple
+from rlrun.utils.data_model import SamplesBatch
 from rlrun.utils.seed import make_seed
 
 __all__ = ["SerialSampler"]
@@ -42,24 +46,33 @@ class SerialSampler(BaseSampler):
         CollectorCls: type[BaseCollector] = ResetCollector,
         eval_CollectorCls: type[BaseEvalCollector] = SerialEvalCollector,
         **kwargs: Any,
-    ):
+    ) -> None:
         super().__init__(*args, CollectorCls=CollectorCls, eval_CollectorCls=eval_CollectorCls, **kwargs)  # type: ignore[misc]
-        self.envs: list = []
-        self.eval_envs: list = []
+        self.envs: list[Env] = []
+        self.eval_envs: list[Env] = []
+        # Built by initialize (start_with).
+        self.agent: BaseAgent
+        self.buffers: BatchBuffers
+        self.collector: BaseCollector
+        self.eval_collector: BaseEvalCollector
+        self.agent_inputs: NamedArrayTuple
+        self.traj_infos: list[TrajInfo]
+        self.samples_pyt: NamedArrayTuple
+        self.samples_np: NamedArrayTuple
         self._closed = False
         self._warned_unpicklable = False
 
     def initialize(
         self,
-        agent: Any,
-        affinity: dict | None = None,
+        agent: BaseAgent,
+        affinity: Mapping[str, object] | None = None,
         seed: int | None = None,
         bootstrap_value: bool = False,
-        traj_info_kwargs: dict | None = None,
+        traj_info_kwargs: Mapping[str, object] | None = None,
         rank: int = 0,
         world_size: int = 1,
         worker_process: Callable[..., None] | None = None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         if worker_process is not None:
             raise ValueError(
                 f"{type(self).__name__} steps its envs in this process and starts no workers, so it takes no "
@@ -79,11 +92,11 @@ class SerialSampler(BaseSampler):
 
     def start_with(
         self,
-        agent: Any,
+        agent: BaseAgent,
         buffers: BatchBuffers,
-        affinity: dict | None = None,
+        affinity: Mapping[str, object] | None = None,
         seed: int | None = None,
-        traj_info_kwargs: dict | None = None,
+        traj_info_kwargs: Mapping[str, object] | None = None,
         rank: int = 0,
         world_size: int = 1,
     ) -> None:
@@ -121,7 +134,7 @@ class SerialSampler(BaseSampler):
         self._closed = False
         _log.info("%s initialized: batch_T=%d, batch_B=%d.", type(self).__name__, T, B)
 
-    def obtain_samples(self, itr: int) -> tuple[Any, list[TrajInfo]]:
+    def obtain_samples(self, itr: int) -> tuple[SamplesBatch, list[TrajInfo]]:
         """Collect one batch; returns ``(samples, completed_traj_infos)``, samples as torch views."""
         completed = self.collect_round(itr)
         return self.samples_pyt, completed
@@ -171,7 +184,7 @@ class SerialSampler(BaseSampler):
             samples=self.samples_np,
         )
 
-    def _pickled(self, env: Any) -> bytes | None:
+    def _pickled(self, env: Env) -> bytes | None:
         # cloudpickle (a Gymnasium dependency) also takes the local functions some Gymnasium wrappers
         # hold (RescaleAction's); what it writes, pickle reads.
         try:
@@ -181,7 +194,8 @@ class SerialSampler(BaseSampler):
         except ImportError:
             dumps = pickle.dumps
         try:
-            return dumps(env)
+            data: bytes = dumps(env)
+            return data
         except Exception as e:
             if not self._warned_unpicklable:
                 self._warned_unpicklable = True

@@ -7,6 +7,7 @@ from typing import Any
 from rlrun.envs.traj_info import TrajInfo
 from rlrun.samplers.collectors import BaseCollector, BaseEvalCollector, EvalCollector, ResetCollector
 from rlrun.samplers.parallel.base import ParallelSamplerBase
+from rlrun.utils.data_model import SamplesBatch
 
 __all__ = ["CpuSampler"]
 
@@ -30,7 +31,7 @@ class CpuSampler(ParallelSamplerBase):
     ) -> None:
         super().__init__(*args, CollectorCls=CollectorCls, eval_CollectorCls=eval_CollectorCls, **kwargs)
 
-    def obtain_samples(self, itr: int) -> tuple[Any, list[TrajInfo]]:
+    def obtain_samples(self, itr: int) -> tuple[SamplesBatch, list[TrajInfo]]:
         self.agent.sync_shared_memory()
         return super().obtain_samples(itr)
 

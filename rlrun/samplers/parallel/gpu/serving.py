@@ -18,32 +18,37 @@ group steps only once the other group is back, so two workers never compete for 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from rlrun.agents.base import AgentInputs
+from rlrun.agents.base import AgentInputs, BaseAgent
+from rlrun.samplers.action_sources import ValueAgent, value_agent
 from rlrun.samplers.parallel.pool import WorkerPool
 from rlrun.samplers.parallel.protocol import Report
 from rlrun.samplers.parallel.worker import WorkerSettings
 from rlrun.utils.buffer import buffer_from_example, numpify_buffer, torchify_buffer
-from rlrun.utils.collections import namedarraytuple
+from rlrun.utils.collections import NamedArrayTuple, namedarraytuple
 
 __all__ = ["ActionServing", "ServedGroup", "StepBuffer", "build_step_buffer"]
 
 StepBuffer = namedarraytuple("StepBuffer", ["observation", "action", "reward", "done", "agent_info"])
 
 
-def build_step_buffer(examples: Any, B: int) -> Any:
+def build_step_buffer(examples: Mapping[str, object], B: int) -> NamedArrayTuple:
     """The ``[B, ...]`` arrays, in shared memory, through which master and workers exchange one step."""
-    return StepBuffer(*(buffer_from_example(examples[name], B, share_memory=True) for name in StepBuffer._fields))
+    buffer: NamedArrayTuple = StepBuffer(
+        *(buffer_from_example(examples[name], B, share_memory=True) for name in StepBuffer._fields)
+    )
+    return buffer
 
 
-def _agent_inputs(step_buffer_pyt: Any) -> Any:
+def _agent_inputs(step_buffer_pyt: NamedArrayTuple) -> NamedArrayTuple:
     """What the agent reads from the step buffer: the observation, and the last action and reward."""
-    return AgentInputs(step_buffer_pyt.observation, step_buffer_pyt.action, step_buffer_pyt.reward)
+    inputs: NamedArrayTuple = AgentInputs(step_buffer_pyt.observation, step_buffer_pyt.action, step_buffer_pyt.reward)
+    return inputs
 
 
 @dataclass
@@ -66,8 +71,8 @@ class ActionServing:
 
     def __init__(
         self,
-        agent: Any,
-        examples: Any,
+        agent: BaseAgent,
+        examples: Mapping[str, object],
         B: int,
         eval_n_envs: int,
         alternating: bool = False,
@@ -79,18 +84,19 @@ class ActionServing:
         self.no_overlap = no_overlap
         self.mid_batch_reset = mid_batch_reset
         self.step_buffer_np = build_step_buffer(examples, B)
-        self.step_buffer_pyt = torchify_buffer(self.step_buffer_np)
+        self.step_buffer_pyt: NamedArrayTuple = torchify_buffer(self.step_buffer_np)
         self.agent_inputs = _agent_inputs(self.step_buffer_pyt)
-        self.eval_step_buffer_np: Any = None
-        self.eval_agent_inputs: Any = None
+        self.eval_step_buffer_np: NamedArrayTuple | None = None
+        self.eval_agent_inputs: NamedArrayTuple | None = None
         if eval_n_envs > 0:
             self.eval_step_buffer_np = build_step_buffer(examples, eval_n_envs)
             self.eval_agent_inputs = _agent_inputs(torchify_buffer(self.eval_step_buffer_np))
         self.groups: list[ServedGroup] = []
         self._eval_state: dict[str, Any] | None = None
         self._loaded: dict[str, Any] | None = None  # the agent state in the agent now
+        self._value_agent: ValueAgent | None = None  # the agent, once checked to give values
 
-    def worker_rows(self, env_slice: slice, eval_slice: slice) -> dict[str, Any]:
+    def worker_rows(self, env_slice: slice, eval_slice: slice) -> dict[str, NamedArrayTuple | None]:
         """A worker's rows of the step buffers, as :class:`WorkerSettings` fields."""
         eval_rows = self.eval_step_buffer_np[eval_slice] if self.eval_step_buffer_np is not None else None
         return dict(step_buffer_np=self.step_buffer_np[env_slice], eval_step_buffer_np=eval_rows)
@@ -135,7 +141,7 @@ class ActionServing:
         self.agent.set_step_state(state)
         self._loaded = state
 
-    def serve_batch(self, pool: WorkerPool, itr: int, samples_np: Any) -> list[Report]:
+    def serve_batch(self, pool: WorkerPool, itr: int, samples_np: NamedArrayTuple) -> list[Report]:
         """The master's part of a batch round: every step's actions, then the bootstrap value."""
         agent, step, samples = self.agent, self.step_buffer_np, samples_np.agent
         samples.prev_action[0] = step.action  # the last action of the previous batch
@@ -173,7 +179,9 @@ class ActionServing:
             if "bootstrap_value" in samples._fields:
                 self._use(group.agent_state)
                 self._reset_done(group.rows, step.done, reset_every_step)
-                value = agent.value(*(x[group.rows] for x in self.agent_inputs))
+                if self._value_agent is None:
+                    self._value_agent = value_agent(agent)
+                value = self._value_agent.value(*(x[group.rows] for x in self.agent_inputs))
                 samples.bootstrap_value[0, group.rows] = numpify_buffer(value)
         return pool.gather_reports()
 
@@ -186,7 +194,9 @@ class ActionServing:
 
     def serve_evaluation(self, pool: WorkerPool, itr: int) -> list[Report]:
         """The master's part of an evaluation round: actions for every worker until it reports."""
-        agent, step = self.agent, self.eval_step_buffer_np
+        agent, step, inputs = self.agent, self.eval_step_buffer_np, self.eval_agent_inputs
+        if step is None or inputs is None:
+            raise RuntimeError("This sampler has no evaluation envs (eval_n_envs=0): there is nothing to serve.")
         self._use(self._eval_state)
         agent.reset()
         agent.eval_mode(itr)
@@ -201,7 +211,7 @@ class ActionServing:
             if not active:
                 break
             self._reset_done(slice(None), step.done, True)
-            action_pyt, agent_info_pyt = agent.step(*self.eval_agent_inputs)
+            action_pyt, agent_info_pyt = agent.step(*inputs)
             step.action[:] = numpify_buffer(action_pyt)
             if step.agent_info is not None:
                 step.agent_info[:] = numpify_buffer(agent_info_pyt)
