@@ -43,7 +43,7 @@ class GroupMemory:
     def copy(self) -> GroupMemory:
         """A copy that later steps of this group do not change (the state tensors are shared, as steps
         replace them rather than write into them)."""
-        return GroupMemory(self.rnn_state, set(self.starting))
+        return GroupMemory(self.rnn_state, set(self.starting) if self.starting else set())
 
 
 class ServedGroups:
@@ -56,7 +56,7 @@ class ServedGroups:
         self.alt = 0
 
     def copy(self) -> ServedGroups:
-        copied = ServedGroups(0)
+        copied = ServedGroups.__new__(ServedGroups)  # not __init__: no fresh groups to throw away
         copied.groups = [g.copy() for g in self.groups]
         copied.alt = self.alt
         return copied
@@ -123,7 +123,10 @@ class RecurrentMemory:
 
     def copy(self) -> RecurrentMemory:
         """A snapshot for :meth:`~rlrun.agents.base.BaseAgent.get_step_state`: later steps leave it as it is."""
-        copied = RecurrentMemory(self.n_groups)
+        # Built without __init__ (no fresh groups to throw away): alternating samplers take a snapshot
+        # each time they switch groups.
+        copied = RecurrentMemory.__new__(RecurrentMemory)
+        copied.n_groups = self.n_groups
         copied._serve(self.served.copy())
         copied._sampling = None if self._sampling is None else self._sampling.copy()
         return copied
