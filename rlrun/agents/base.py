@@ -23,12 +23,13 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, TypeAlias, TypedDict, TypeVar
 
 import numpy as np
 import torch
 
 from rlrun.agents.env_spaces import EnvSpacesLike
+from rlrun.agents.recurrent_state import RecurrentMemory
 from rlrun.models.lstm import RecurrentState
 from rlrun.models.utils import strip_ddp_state_dict, unwrap_ddp
 from rlrun.utils.buffer import buffer_to
@@ -43,6 +44,7 @@ __all__ = [
     "AgentStep",
     "AgentInputsRnn",
     "BaseAgent",
+    "BaseAgentKwargs",
     "RecurrentAgentMixin",
     "resolve_device",
 ]
@@ -80,6 +82,13 @@ def resolve_device(cuda_idx: int | str | torch.device | None) -> torch.device | 
                 f"cuda_idx={index} was requested but only {torch.cuda.device_count()} CUDA device(s) exist."
             )
     return device
+
+
+class BaseAgentKwargs(TypedDict, total=False):
+    """:class:`BaseAgent`'s keywords besides ``ModelCls``, as agents that pass them on take them (``**kwargs``)."""
+
+    model_kwargs: dict[str, Any] | None
+    initial_model_state_dict: Mapping[str, Any] | None
 
 
 class BaseAgent:
@@ -433,109 +442,78 @@ class BaseAgent:
         return lock, version
 
 
-def _zero_batch_entry(state: RecurrentState | None, idx: int) -> None:
-    """Zero column ``idx`` (the B dim of ``[N, B, H]``) of a state tensor or a tuple of them."""
-    if state is None:
-        return
-    if isinstance(state, torch.Tensor):
-        state[:, idx] = 0
-        return
-    for s in state:
-        _zero_batch_entry(s, idx)
-
-
 class RecurrentAgentMixin(BaseAgent):
     """Keeps the recurrent state between ``step`` calls, so samplers need not know about it.
 
     Put it before the agent class: ``class MyAgent(RecurrentAgentMixin, BaseAgent)``. It derives
-    from ``BaseAgent`` so that its calls to the modes' ``super()`` are checked. ``step`` reads
-    :attr:`prev_rnn_state` (None at the start: the model makes zeros) and calls
+    from ``BaseAgent`` so that its calls to the modes' ``super()`` are checked. The state lives in
+    :attr:`rnn_memory`, a :class:`~rlrun.agents.recurrent_state.RecurrentMemory` the agent holds:
+    ``step`` reads :attr:`prev_rnn_state` (None at the start: the model makes zeros) and calls
     :meth:`advance_rnn_state` with the new state. States are ``[N, B, H]`` tensors (the layout of
     ``torch.nn.LSTM``) or tuples of them; ``reset_one(idx)`` zeroes env ``idx``'s column. The
-    sampling state is set aside during training and evaluation and restored for sampling.
+    sampling state is set aside during training and evaluation and restored for sampling. An agent
+    class with ``alternating = True`` keeps one state per env group, switched by :meth:`toggle_alt`.
     """
 
     recurrent = True
-    _step_state_fields = (
-        *BaseAgent._step_state_fields,
-        "_prev_rnn_state",
-        "_sample_rnn_state",
-        "_alt",
-        "_alt_other",
-        "_alt_sample_other",
-    )
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # passes the agent's own arguments through
         super().__init__(*args, **kwargs)
-        self._prev_rnn_state: RecurrentState | None = None
-        self._sample_rnn_state: RecurrentState | None = None
-        # Alternating agents only: which of two env groups is being served (0 or 1), and the other
-        # group's state (the fields of _fresh_group_state), set aside by toggle_alt; None: fresh.
-        self._alt = 0
-        self._alt_other: dict[str, Any] | None = None
-        self._alt_sample_other: dict[str, Any] | None = None
+        self.rnn_memory = RecurrentMemory(n_groups=2 if self.alternating else 1)
 
     def reset(self) -> None:
-        self._prev_rnn_state = None
-        self._alt_other = None
-        self._alt = 0
+        self.rnn_memory.reset()
 
     def reset_one(self, idx: int) -> None:
         """Zero env ``idx`` of the group being served (for alternating agents, ``idx`` counts within it)."""
-        _zero_batch_entry(self._prev_rnn_state, idx)
+        self.rnn_memory.reset_one(idx)
 
     def get_alt(self) -> int:
         """Which of the two env groups an alternating agent is serving: 0 or 1 (always 0 otherwise)."""
-        return self._alt
+        return self.rnn_memory.alt
 
     def toggle_alt(self) -> None:
         """For an alternating agent (``alternating = True``), which serves two env groups in turn, each
         with its own recurrent state: set this group's state aside and take up the other's. Mode
         changes and :meth:`reset` return to group 0. Other agents ignore it."""
-        if not self.alternating:
-            return
-        fresh = self._fresh_group_state()
-        mine = {name: getattr(self, name) for name in fresh}
-        for name, value in (self._alt_other or fresh).items():
-            setattr(self, name, value)
-        self._alt_other = mine
-        self._alt ^= 1
-
-    def _fresh_group_state(self) -> dict[str, Any]:
-        """The fields an env group's recurrent state is made of, as they are before its first step."""
-        return {"_prev_rnn_state": None}
-
-    def _back_to_group_0(self) -> None:
-        if self._alt:
-            self.toggle_alt()
+        self.rnn_memory.toggle()
 
     def advance_rnn_state(self, new_rnn_state: RecurrentState) -> None:
         """Store the state ``step`` produced, to feed the next ``step``."""
-        self._prev_rnn_state = new_rnn_state
+        self.rnn_memory.advance(new_rnn_state)
 
     @property
     def prev_rnn_state(self) -> RecurrentState | None:
-        return self._prev_rnn_state
+        return self.rnn_memory.current.rnn_state
+
+    def episode_starts(self, B: int) -> torch.Tensor | None:
+        """Which of the ``B`` envs the next :meth:`step` starts an episode for (bool ``[B]``), or None for
+        none: all after :meth:`reset` (the state is None), env ``idx`` after ``reset_one(idx)``."""
+        if self.prev_rnn_state is None:
+            return torch.ones(B, dtype=torch.bool)
+        starting = self.rnn_memory.current.starting
+        if not starting:
+            return None
+        start = torch.zeros(B, dtype=torch.bool)
+        start[sorted(starting)] = True
+        return start
 
     def train_mode(self, itr: int) -> None:
-        self._stash_sample_state()
+        self.rnn_memory.leave_sampling(self._mode == "sample")
         super().train_mode(itr)
 
     def eval_mode(self, itr: int) -> None:
-        self._stash_sample_state()
+        self.rnn_memory.leave_sampling(self._mode == "sample")
         super().eval_mode(itr)
 
     def sample_mode(self, itr: int) -> None:
-        self._back_to_group_0()
-        if self._mode != "sample":
-            self._prev_rnn_state = self._sample_rnn_state
-            self._alt_other = self._alt_sample_other
+        self.rnn_memory.resume_sampling(self._mode == "sample")
         super().sample_mode(itr)
 
-    def _stash_sample_state(self) -> None:
-        self._back_to_group_0()
-        if self._mode == "sample":
-            self._sample_rnn_state = self._prev_rnn_state
-            self._alt_sample_other = self._alt_other
-        self._prev_rnn_state = None
-        self._alt_other = None
+    def get_step_state(self) -> dict[str, Any]:
+        return dict(super().get_step_state(), rnn_memory=self.rnn_memory.copy())
+
+    def set_step_state(self, state: Mapping[str, Any]) -> None:
+        super().set_step_state(state)
+        memory: RecurrentMemory = state["rnn_memory"]
+        self.rnn_memory = memory.copy()

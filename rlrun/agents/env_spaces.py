@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol, TypeAlias
 
 from rlrun.spaces.base import Space
 from rlrun.spaces.composite import Composite
@@ -16,8 +16,15 @@ __all__ = [
     "discrete_action_size",
     "continuous_action_size",
     "array_observation_shape",
+    "EnvModelKwargs",
+    "discrete_array_model_kwargs",
+    "continuous_array_model_kwargs",
+    "atari_model_kwargs",
     "AtariMixin",
 ]
+
+# Keyword arguments a model gets from the env's spaces: sizes and shapes.
+EnvModelKwargs: TypeAlias = "dict[str, int | tuple[int, ...]]"
 
 
 class EnvSpacesLike(Protocol):
@@ -78,14 +85,40 @@ def array_observation_shape(agent: object, space: Space, ndim: int | None = None
     return shape
 
 
-class AtariMixin:
-    """Gives the model ``image_shape`` (the ``[C, H, W]`` observation shape) and ``output_size`` (actions).
+# The env families: which sizes a family's models take from the env spaces. ``agent`` names the agent in errors.
 
-    Put it before the agent class, e.g. ``class MyAtariAgent(AtariMixin, DqnAgent)``.
+
+def discrete_array_model_kwargs(agent: object, env_spaces: EnvSpacesLike) -> EnvModelKwargs:
+    """Array observations and discrete actions: ``observation_shape`` and ``action_size`` (the MLP models)."""
+    return dict(
+        observation_shape=array_observation_shape(agent, env_spaces.observation),
+        action_size=discrete_action_size(agent, env_spaces.action),
+    )
+
+
+def continuous_array_model_kwargs(agent: object, env_spaces: EnvSpacesLike) -> EnvModelKwargs:
+    """Array observations and continuous actions (MuJoCo-style): ``observation_shape`` and ``action_size``."""
+    return dict(
+        observation_shape=array_observation_shape(agent, env_spaces.observation),
+        action_size=continuous_action_size(agent, env_spaces.action),
+    )
+
+
+def atari_model_kwargs(agent: object, env_spaces: EnvSpacesLike) -> EnvModelKwargs:
+    """Images and discrete actions (Atari): ``image_shape`` (``[C, H, W]``) and ``output_size`` (actions)."""
+    return dict(
+        image_shape=array_observation_shape(agent, env_spaces.observation, ndim=3),
+        output_size=discrete_action_size(agent, env_spaces.action),
+    )
+
+
+class AtariMixin:
+    """Gives the model ``image_shape`` (the ``[C, H, W]`` observation shape) and ``output_size`` (actions):
+    :func:`atari_model_kwargs` for any ``ModelCls``.
+
+    rlpyt's way to give an agent the Atari sizes; put it before the agent class, e.g.
+    ``class MyAtariAgent(AtariMixin, DqnAgent)``. It adds no behaviour of its own besides the sizes.
     """
 
-    def make_env_to_model_kwargs(self, env_spaces: EnvSpacesLike) -> dict[str, Any]:
-        return dict(
-            image_shape=array_observation_shape(self, env_spaces.observation, ndim=3),
-            output_size=discrete_action_size(self, env_spaces.action),
-        )
+    def make_env_to_model_kwargs(self, env_spaces: EnvSpacesLike) -> EnvModelKwargs:
+        return atari_model_kwargs(self, env_spaces)

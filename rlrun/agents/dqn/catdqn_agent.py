@@ -2,20 +2,35 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
 
 from rlrun.agents.base import AgentStep, SpaceTensor
-from rlrun.agents.dqn.dqn_agent import DqnAgent
+from rlrun.agents.dqn.dqn_agent import DqnAgent, DqnAgentKwargs
 from rlrun.agents.env_spaces import EnvSpacesLike, discrete_action_size
 from rlrun.distributions.epsilon_greedy import CategoricalEpsilonGreedy
 from rlrun.models.dqn.catdqn_mlp import CatDqnMlpModel
 from rlrun.utils.collections import namedarraytuple
 
-__all__ = ["CatDqnAgent", "AgentInfo"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = ["CatDqnAgent", "CatDqnAgentKwargs", "DqnAgentKwargsWithModel", "AgentInfo"]
 
 AgentInfo = namedarraytuple("AgentInfo", ["p"])
+
+
+class DqnAgentKwargsWithModel(DqnAgentKwargs, total=False):
+    """:class:`DqnAgent`'s keywords with ``ModelCls``: what :class:`CatDqnAgent` passes on."""
+
+    ModelCls: type[torch.nn.Module] | None
+
+
+class CatDqnAgentKwargs(DqnAgentKwargs, total=False):
+    """:class:`CatDqnAgent`'s keywords besides ``ModelCls`` (what ``AtariCatDqnAgent`` passes on)."""
+
+    n_atoms: int
 
 
 class CatDqnAgent(DqnAgent):
@@ -33,7 +48,7 @@ class CatDqnAgent(DqnAgent):
 
     default_model_cls = CatDqnMlpModel
 
-    def __init__(self, n_atoms: int = 51, **kwargs: Any) -> None:
+    def __init__(self, n_atoms: int = 51, **kwargs: Unpack[DqnAgentKwargsWithModel]) -> None:
         super().__init__(**kwargs)
         if n_atoms < 2:
             raise ValueError(f"CatDqnAgent: n_atoms must be at least 2, got {n_atoms}.")

@@ -10,20 +10,31 @@ from typing import Any
 import numpy as np
 import torch
 
-from rlrun.agents.base import AgentStep, BaseAgent, SpaceTensor
+from rlrun.agents.base import AgentStep, BaseAgent, BaseAgentKwargs, SpaceTensor
 from rlrun.agents.dqn.epsilon_greedy import linear_epsilon, log_spaced_epsilons
-from rlrun.agents.env_spaces import EnvSpacesLike, array_observation_shape, discrete_action_size
+from rlrun.agents.env_spaces import EnvModelKwargs, EnvSpacesLike, discrete_action_size, discrete_array_model_kwargs
 from rlrun.distributions.epsilon_greedy import EpsilonGreedy
 from rlrun.models.dqn.mlp import DqnMlpModel
 from rlrun.models.utils import reads_prev_action, strip_ddp_state_dict, update_state_dict
 from rlrun.utils.collections import namedarraytuple
 from rlrun.utils.shared_memory import np_mp_array
 
-__all__ = ["DqnAgent", "AgentInfo"]
+__all__ = ["DqnAgent", "DqnAgentKwargs", "AgentInfo"]
 
 _log = logging.getLogger(__name__)
 
 AgentInfo = namedarraytuple("AgentInfo", "q")
+
+
+class DqnAgentKwargs(BaseAgentKwargs, total=False):
+    """:class:`DqnAgent`'s keywords besides ``ModelCls``, as agents that pass them on take them (``**kwargs``)."""
+
+    eps_init: float
+    eps_final: float
+    eps_final_min: float | None
+    eps_itr_min: int
+    eps_itr_max: int
+    eps_eval: float
 
 
 class DqnAgent(BaseAgent):
@@ -92,13 +103,9 @@ class DqnAgent(BaseAgent):
         if env_ranks is not None:
             self.make_vec_eps(global_B, env_ranks)
 
-    def make_env_to_model_kwargs(self, env_spaces: EnvSpacesLike) -> dict[str, Any]:
-        if self.ModelCls is not None:
-            return {}
-        return dict(
-            observation_shape=array_observation_shape(self, env_spaces.observation),
-            action_size=discrete_action_size(self, env_spaces.action),
-        )
+    def make_env_to_model_kwargs(self, env_spaces: EnvSpacesLike) -> EnvModelKwargs:
+        """The env's sizes for the default model; a user ``ModelCls`` gets none."""
+        return {} if self.ModelCls is not None else discrete_array_model_kwargs(self, env_spaces)
 
     def collector_initialize(self, global_B: int = 1, env_ranks: list[int] | None = None) -> None:
         """In a sampler worker: take the epsilons of this worker's envs."""

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 
 from rlrun.agents.base import AgentStep, RecurrentAgentMixin, SpaceTensor
@@ -113,74 +111,25 @@ class R2d1AgentBase(DqnAgent):
         return AgentStep(action=action, agent_info=AgentInfo(q=q, prev_rnn_state=stored))
 
 
-def _to(state: Any, device: torch.device | None) -> Any:
-    return None if state is None else buffer_to(state, device=device)
+def _to(state: RecurrentState | None, device: torch.device) -> RecurrentState | None:
+    moved: RecurrentState | None = None if state is None else buffer_to(state, device=device)
+    return moved
 
 
 class R2d1Agent(RecurrentAgentMixin, R2d1AgentBase):
     """:class:`R2d1AgentBase` keeping its state between steps (see :class:`RecurrentAgentMixin`), and
-    which envs start an episode at the next step: all after :meth:`reset` (and on entering evaluation),
-    env ``idx`` after ``reset_one(idx)``. Those get zeros for the previous action and reward."""
-
-    _step_state_fields = (*RecurrentAgentMixin._step_state_fields, "_starting", "_sample_starting")
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._starting: set[int] = set()  # envs reset since the last step (all when the state is None)
-        self._sample_starting: set[int] = set()
-
-    def reset(self) -> None:
-        super().reset()
-        self._starting = set()  # the state is None: every env starts
-
-    def reset_one(self, idx: int) -> None:
-        super().reset_one(idx)
-        self._starting.add(int(idx))
-
-    def _fresh_group_state(self) -> dict[str, Any]:
-        return {**super()._fresh_group_state(), "_starting": set()}
-
-    def advance_rnn_state(self, new_rnn_state: RecurrentState) -> None:
-        super().advance_rnn_state(new_rnn_state)
-        self._starting = set()
-
-    def episode_starts(self, B: int) -> torch.Tensor | None:
-        if self.prev_rnn_state is None:
-            return torch.ones(B, dtype=torch.bool)
-        if not self._starting:
-            return None
-        start = torch.zeros(B, dtype=torch.bool)
-        start[sorted(self._starting)] = True
-        return start
-
-    def train_mode(self, itr: int) -> None:
-        self._stash_sample_starts()
-        super().train_mode(itr)
-
-    def eval_mode(self, itr: int) -> None:
-        self._stash_sample_starts()
-        super().eval_mode(itr)
-
-    def sample_mode(self, itr: int) -> None:
-        self._back_to_group_0()
-        if self._mode != "sample":
-            self._starting = self._sample_starting
-        super().sample_mode(itr)
-
-    def _stash_sample_starts(self) -> None:
-        # As the mixin sets the sampling state aside: envs reset at a batch's last step start at the next one.
-        self._back_to_group_0()
-        if self._mode == "sample":
-            self._sample_starting = self._starting
-        self._starting = set()
+    which envs start an episode at the next step (:meth:`episode_starts`): all after :meth:`reset` (and
+    on entering evaluation), env ``idx`` after ``reset_one(idx)``. Those get zeros for the previous
+    action and reward. Envs reset at a batch's last step start at the next batch's first."""
 
 
-class R2d1AlternatingAgent(R2d1Agent):
-    """rlpyt's name for the agent to use with an alternating sampler; in rlrun the same as
-    :class:`R2d1Agent`, which every sampler can serve (``AlternatingSampler`` keeps one recurrent
-    state per group of envs).
+class R2d1AlternatingAgent(RecurrentAgentMixin, R2d1AgentBase):
+    """rlpyt's name for the agent to use with an alternating sampler: :class:`R2d1Agent` with
+    ``alternating = True``. In rlrun every recurrent agent serves an alternating sampler
+    (``AlternatingSampler`` keeps one recurrent state per group of envs).
 
     A sampler written for rlpyt that serves the two groups itself calls :meth:`toggle_alt` between them;
-    the agent then keeps one recurrent state per group (:meth:`get_alt` says which is served)."""
+    the agent then keeps one recurrent state and one set of starting envs per group (:meth:`get_alt`
+    says which is served)."""
 
     alternating = True

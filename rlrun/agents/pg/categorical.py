@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import torch
 
-from rlrun.agents.base import AgentStep, BaseAgent, RecurrentAgentMixin, SpaceTensor
-from rlrun.agents.env_spaces import EnvSpacesLike, array_observation_shape, discrete_action_size
+from rlrun.agents.base import AgentStep, BaseAgent, BaseAgentKwargs, RecurrentAgentMixin, SpaceTensor
+from rlrun.agents.env_spaces import EnvModelKwargs, EnvSpacesLike, discrete_action_size, discrete_array_model_kwargs
 from rlrun.agents.pg.base import AgentInfo, AgentInfoRnn, rnn_state_to_storage
 from rlrun.distributions.categorical import Categorical, DistInfo
 from rlrun.models.lstm import RecurrentState
@@ -16,6 +17,7 @@ from rlrun.models.pg.mlp_lstm_model import CategoricalPgLstmModel
 from rlrun.models.utils import reads_prev_action
 
 __all__ = [
+    "CategoricalPgAgentKwargs",
     "CategoricalPgAgent",
     "RecurrentCategoricalPgAgentBase",
     "RecurrentCategoricalPgAgent",
@@ -23,49 +25,41 @@ __all__ = [
 ]
 
 
-class _CategoricalPolicy(BaseAgent):
-    """What the categorical agents share: the distribution, model sizes from the env, how actions are chosen."""
+class CategoricalPgAgentKwargs(BaseAgentKwargs, total=False):
+    """The categorical agents' keywords besides ``ModelCls`` (for subclasses that pass them on)."""
 
-    def __init__(self, *args: Any, greedy_eval: bool = False, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.greedy_eval = greedy_eval
-
-    def initialize(
-        self,
-        env_spaces: EnvSpacesLike,
-        share_memory: bool = False,
-        global_B: int = 1,
-        env_ranks: list[int] | None = None,
-    ) -> None:
-        n_actions = discrete_action_size(self, env_spaces.action)
-        super().initialize(env_spaces, share_memory, global_B=global_B, env_ranks=env_ranks)
-        self.distribution = Categorical(dim=n_actions)
-
-    def make_env_to_model_kwargs(self, env_spaces: EnvSpacesLike) -> dict[str, Any]:
-        if self.ModelCls is not None:
-            return {}
-        return dict(
-            observation_shape=array_observation_shape(self, env_spaces.observation),
-            action_size=discrete_action_size(self, env_spaces.action),
-        )
-
-    def _model_inputs(
-        self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor, *more: Any
-    ) -> Any:
-        """The model's inputs on the agent's device, with ``prev_action`` one-hot encoded (left as indexes
-        for a model whose forward never reads it: :func:`~rlrun.models.utils.ignores_prev_action`)."""
-        if reads_prev_action(self.model):
-            prev_action = self.distribution.to_onehot(prev_action)
-        return self.inputs_to_device((observation, prev_action, prev_reward, *more))
-
-    def _choose(self, pi: torch.Tensor) -> torch.Tensor:
-        """Sample from ``pi`` (from the env's own random stream where seeded); greedy in eval mode if asked."""
-        if self.greedy_eval and self._mode == "eval":
-            return torch.argmax(pi, dim=-1)
-        return self.distribution.sample(DistInfo(prob=pi), uniform=self.env_stream_uniform(pi.shape[:-1]))
+    greedy_eval: bool
 
 
-class CategoricalPgAgent(_CategoricalPolicy):
+# What the categorical agents share, as functions of the agent rather than a class level between them.
+
+
+def _categorical(agent: BaseAgent, env_spaces: EnvSpacesLike) -> Categorical:
+    return Categorical(dim=discrete_action_size(agent, env_spaces.action))
+
+
+def _encode_prev_action(agent: BaseAgent, distribution: Categorical, prev_action: SpaceTensor) -> SpaceTensor:
+    """``prev_action`` one-hot encoded for the model (left as indexes for a model whose forward never
+    reads it: :func:`~rlrun.models.utils.ignores_prev_action`)."""
+    if not reads_prev_action(agent.model):
+        return prev_action
+    if isinstance(prev_action, torch.Tensor):
+        return distribution.to_onehot(prev_action)
+    raise TypeError(
+        f"{type(agent).__name__} takes discrete actions (one integer per env), but prev_action is a "
+        f"{type(prev_action).__name__}. Use an agent for the env's action space, or a model whose forward "
+        "ignores prev_action (rlrun.models.utils.ignores_prev_action)."
+    )
+
+
+def _choose(agent: BaseAgent, distribution: Categorical, pi: torch.Tensor, greedy: bool) -> torch.Tensor:
+    """Sample from ``pi`` (from the env's own random stream where seeded), or its argmax if ``greedy``."""
+    if greedy:
+        return torch.argmax(pi, dim=-1)
+    return distribution.sample(DistInfo(prob=pi), uniform=agent.env_stream_uniform(pi.shape[:-1]))
+
+
+class CategoricalPgAgent(BaseAgent):
     """Samples actions from a categorical policy; the model returns ``(pi, value)``.
 
     The model gets ``prev_action`` one-hot encoded. Without ``ModelCls`` the agent builds a
@@ -78,6 +72,40 @@ class CategoricalPgAgent(_CategoricalPolicy):
     """
 
     default_model_cls = CategoricalPgMlpModel
+    distribution: Categorical
+
+    def __init__(
+        self,
+        ModelCls: type[torch.nn.Module] | None = None,
+        model_kwargs: dict[str, Any] | None = None,
+        initial_model_state_dict: Mapping[str, Any] | None = None,
+        *,
+        greedy_eval: bool = False,
+    ) -> None:
+        super().__init__(ModelCls, model_kwargs, initial_model_state_dict)
+        self.greedy_eval = greedy_eval
+
+    def initialize(
+        self,
+        env_spaces: EnvSpacesLike,
+        share_memory: bool = False,
+        global_B: int = 1,
+        env_ranks: list[int] | None = None,
+    ) -> None:
+        distribution = _categorical(self, env_spaces)
+        super().initialize(env_spaces, share_memory, global_B=global_B, env_ranks=env_ranks)
+        self.distribution = distribution
+
+    def make_env_to_model_kwargs(self, env_spaces: EnvSpacesLike) -> EnvModelKwargs:
+        """The env's sizes for the default model; a user ``ModelCls`` gets none."""
+        return {} if self.ModelCls is not None else discrete_array_model_kwargs(self, env_spaces)
+
+    def _model_inputs(
+        self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor
+    ) -> tuple[SpaceTensor, SpaceTensor, torch.Tensor]:
+        """The model's inputs on the agent's device, ``prev_action`` one-hot."""
+        prev_action = _encode_prev_action(self, self.distribution, prev_action)
+        return self.inputs_to_device((observation, prev_action, prev_reward))
 
     def __call__(
         self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor
@@ -89,7 +117,7 @@ class CategoricalPgAgent(_CategoricalPolicy):
     @torch.no_grad()
     def step(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> AgentStep:
         pi, value = self.model(*self._model_inputs(observation, prev_action, prev_reward))
-        action = self._choose(pi)
+        action = _choose(self, self.distribution, pi, self.greedy_eval and self._mode == "eval")
         agent_info = AgentInfo(dist_info=DistInfo(prob=pi), value=value)
         action, agent_info = self.outputs_to_cpu((action, agent_info))
         return AgentStep(action=action, agent_info=agent_info)
@@ -101,7 +129,7 @@ class CategoricalPgAgent(_CategoricalPolicy):
         return value.cpu()
 
 
-class RecurrentCategoricalPgAgentBase(_CategoricalPolicy):
+class RecurrentCategoricalPgAgentBase(BaseAgent):
     """A categorical policy whose model also takes and returns a recurrent state.
 
     The model is called ``model(observation, prev_action_onehot, prev_reward, rnn_state)`` and returns
@@ -115,6 +143,44 @@ class RecurrentCategoricalPgAgentBase(_CategoricalPolicy):
 
     recurrent = True
     default_model_cls = CategoricalPgLstmModel
+    distribution: Categorical
+
+    def __init__(
+        self,
+        ModelCls: type[torch.nn.Module] | None = None,
+        model_kwargs: dict[str, Any] | None = None,
+        initial_model_state_dict: Mapping[str, Any] | None = None,
+        *,
+        greedy_eval: bool = False,
+    ) -> None:
+        super().__init__(ModelCls, model_kwargs, initial_model_state_dict)
+        self.greedy_eval = greedy_eval
+
+    def initialize(
+        self,
+        env_spaces: EnvSpacesLike,
+        share_memory: bool = False,
+        global_B: int = 1,
+        env_ranks: list[int] | None = None,
+    ) -> None:
+        distribution = _categorical(self, env_spaces)
+        super().initialize(env_spaces, share_memory, global_B=global_B, env_ranks=env_ranks)
+        self.distribution = distribution
+
+    def make_env_to_model_kwargs(self, env_spaces: EnvSpacesLike) -> EnvModelKwargs:
+        """The env's sizes for the default model; a user ``ModelCls`` gets none."""
+        return {} if self.ModelCls is not None else discrete_array_model_kwargs(self, env_spaces)
+
+    def _model_inputs(
+        self,
+        observation: SpaceTensor,
+        prev_action: SpaceTensor,
+        prev_reward: torch.Tensor,
+        rnn_state: RecurrentState | None,
+    ) -> tuple[SpaceTensor, SpaceTensor, torch.Tensor, RecurrentState | None]:
+        """The model's inputs and ``rnn_state`` on the agent's device, ``prev_action`` one-hot."""
+        prev_action = _encode_prev_action(self, self.distribution, prev_action)
+        return self.inputs_to_device((observation, prev_action, prev_reward, rnn_state))
 
     @property
     def prev_rnn_state(self) -> RecurrentState | None:
@@ -146,7 +212,7 @@ class RecurrentCategoricalPgAgentBase(_CategoricalPolicy):
         pi, value, next_rnn_state = self.model(
             *self._model_inputs(observation, prev_action, prev_reward, prev_rnn_state)
         )
-        action = self._choose(pi)
+        action = _choose(self, self.distribution, pi, self.greedy_eval and self._mode == "eval")
         agent_info = AgentInfoRnn(
             dist_info=DistInfo(prob=pi),
             value=value,
@@ -168,10 +234,11 @@ class RecurrentCategoricalPgAgent(RecurrentAgentMixin, RecurrentCategoricalPgAge
     """:class:`RecurrentCategoricalPgAgentBase` keeping its state between steps (see :class:`RecurrentAgentMixin`)."""
 
 
-class AlternatingRecurrentCategoricalPgAgent(RecurrentCategoricalPgAgent):
-    """rlpyt's name for the agent to use with an alternating sampler; in rlrun the same as
-    :class:`RecurrentCategoricalPgAgent`, which every sampler can serve: ``AlternatingSampler`` keeps
-    one recurrent state per group of envs and swaps it in before stepping that group.
+class AlternatingRecurrentCategoricalPgAgent(RecurrentAgentMixin, RecurrentCategoricalPgAgentBase):
+    """rlpyt's name for the agent to use with an alternating sampler: :class:`RecurrentCategoricalPgAgent`
+    with ``alternating = True``. In rlrun every recurrent agent serves an alternating sampler, as
+    ``AlternatingSampler`` keeps one recurrent state per group of envs and swaps it in before stepping
+    that group.
 
     A sampler written for rlpyt that serves the two groups itself calls :meth:`toggle_alt` between them;
     the agent then keeps one recurrent state per group (:meth:`get_alt` says which is served)."""

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 
 from rlrun.agents.base import AgentStep, BaseAgent, RecurrentAgentMixin, SpaceTensor
-from rlrun.agents.env_spaces import EnvSpacesLike, array_observation_shape, continuous_action_size
+from rlrun.agents.env_spaces import (
+    EnvModelKwargs,
+    EnvSpacesLike,
+    continuous_action_size,
+    continuous_array_model_kwargs,
+)
 from rlrun.agents.pg.base import AgentInfo, AgentInfoRnn, rnn_state_to_storage
 from rlrun.distributions.gaussian import DistInfoStd, Gaussian
 from rlrun.models.lstm import RecurrentState
@@ -22,8 +25,22 @@ __all__ = [
 ]
 
 
-class _GaussianPolicy(BaseAgent):
-    """What the Gaussian agents share: the distribution, model sizes from the env, how actions are drawn."""
+def _choose(agent: BaseAgent, distribution: Gaussian, dist_info: DistInfoStd) -> torch.Tensor:
+    """Sample an action (from the env's own random stream where seeded)."""
+    return distribution.sample(dist_info, uniform=agent.env_stream_uniform(dist_info.mean.shape[:-1]))
+
+
+class GaussianPgAgent(BaseAgent):
+    """Samples actions from a diagonal Gaussian policy; the model returns ``(mu, log_std, value)``.
+
+    Actions are not clipped to the action space's bounds (Gymnasium's continuous envs clip them).
+    Without ``ModelCls`` the agent builds a :class:`MujocoFfModel` sized from the env; a user
+    ``ModelCls`` receives only ``model_kwargs``, unless a subclass overrides
+    :meth:`make_env_to_model_kwargs`.
+    """
+
+    default_model_cls = MujocoFfModel
+    distribution: Gaussian
 
     def initialize(
         self,
@@ -36,45 +53,22 @@ class _GaussianPolicy(BaseAgent):
         super().initialize(env_spaces, share_memory, global_B=global_B, env_ranks=env_ranks)
         self.distribution = Gaussian(dim=action_size)
 
-    def make_env_to_model_kwargs(self, env_spaces: EnvSpacesLike) -> dict[str, Any]:
-        if self.ModelCls is not None:
-            return {}
-        return dict(
-            observation_shape=array_observation_shape(self, env_spaces.observation),
-            action_size=continuous_action_size(self, env_spaces.action),
-        )
-
-    def _model_inputs(self, *inputs: Any) -> Any:
-        return self.inputs_to_device(inputs)
-
-    def _choose(self, dist_info: DistInfoStd) -> torch.Tensor:
-        """Sample an action (from the env's own random stream where seeded)."""
-        return self.distribution.sample(dist_info, uniform=self.env_stream_uniform(dist_info.mean.shape[:-1]))
-
-
-class GaussianPgAgent(_GaussianPolicy):
-    """Samples actions from a diagonal Gaussian policy; the model returns ``(mu, log_std, value)``.
-
-    Actions are not clipped to the action space's bounds (Gymnasium's continuous envs clip them).
-    Without ``ModelCls`` the agent builds a :class:`MujocoFfModel` sized from the env; a user
-    ``ModelCls`` receives only ``model_kwargs``, unless a subclass overrides
-    :meth:`make_env_to_model_kwargs`.
-    """
-
-    default_model_cls = MujocoFfModel
+    def make_env_to_model_kwargs(self, env_spaces: EnvSpacesLike) -> EnvModelKwargs:
+        """The env's sizes for the default model; a user ``ModelCls`` gets none."""
+        return {} if self.ModelCls is not None else continuous_array_model_kwargs(self, env_spaces)
 
     def __call__(
         self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor
     ) -> tuple[DistInfoStd, torch.Tensor]:
         """``(DistInfoStd(mean, log_std) [T, B, A], value [T, B])`` on the CPU, with grad."""
-        mu, log_std, value = self.model(*self._model_inputs(observation, prev_action, prev_reward))
+        mu, log_std, value = self.model(*self.inputs_to_device((observation, prev_action, prev_reward)))
         return self.outputs_to_cpu((DistInfoStd(mean=mu, log_std=log_std), value))
 
     @torch.no_grad()
     def step(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> AgentStep:
-        mu, log_std, value = self.model(*self._model_inputs(observation, prev_action, prev_reward))
+        mu, log_std, value = self.model(*self.inputs_to_device((observation, prev_action, prev_reward)))
         dist_info = DistInfoStd(mean=mu, log_std=log_std)
-        action = self._choose(dist_info)
+        action = _choose(self, self.distribution, dist_info)
         agent_info = AgentInfo(dist_info=dist_info, value=value)
         action, agent_info = self.outputs_to_cpu((action, agent_info))
         return AgentStep(action=action, agent_info=agent_info)
@@ -82,11 +76,11 @@ class GaussianPgAgent(_GaussianPolicy):
     @torch.no_grad()
     def value(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> torch.Tensor:
         """V(s) ``[B]`` on the CPU without grad, e.g. the bootstrap value after a batch's last step."""
-        _mu, _log_std, value = self.model(*self._model_inputs(observation, prev_action, prev_reward))
+        _mu, _log_std, value = self.model(*self.inputs_to_device((observation, prev_action, prev_reward)))
         return value.cpu()
 
 
-class RecurrentGaussianPgAgentBase(_GaussianPolicy):
+class RecurrentGaussianPgAgentBase(BaseAgent):
     """A diagonal Gaussian policy whose model also takes and returns a recurrent state.
 
     The model is called ``model(observation, prev_action, prev_reward, rnn_state)`` and returns
@@ -99,6 +93,22 @@ class RecurrentGaussianPgAgentBase(_GaussianPolicy):
 
     recurrent = True
     default_model_cls = MujocoLstmModel
+    distribution: Gaussian
+
+    def initialize(
+        self,
+        env_spaces: EnvSpacesLike,
+        share_memory: bool = False,
+        global_B: int = 1,
+        env_ranks: list[int] | None = None,
+    ) -> None:
+        action_size = continuous_action_size(self, env_spaces.action)
+        super().initialize(env_spaces, share_memory, global_B=global_B, env_ranks=env_ranks)
+        self.distribution = Gaussian(dim=action_size)
+
+    def make_env_to_model_kwargs(self, env_spaces: EnvSpacesLike) -> EnvModelKwargs:
+        """The env's sizes for the default model; a user ``ModelCls`` gets none."""
+        return {} if self.ModelCls is not None else continuous_array_model_kwargs(self, env_spaces)
 
     @property
     def prev_rnn_state(self) -> RecurrentState | None:
@@ -118,7 +128,7 @@ class RecurrentGaussianPgAgentBase(_GaussianPolicy):
         """The forward pass over a ``[T, B]`` batch from ``init_rnn_state`` (``[N, B, H]``; None for zeros),
         with grad: ``(DistInfoStd(mean, log_std) [T, B, A], value [T, B])`` on the CPU and the state
         after the last step, left on the agent's device."""
-        inputs = self._model_inputs(observation, prev_action, prev_reward, init_rnn_state)
+        inputs = self.inputs_to_device((observation, prev_action, prev_reward, init_rnn_state))
         mu, log_std, value, next_rnn_state = self.model(*inputs)
         dist_info, value = self.outputs_to_cpu((DistInfoStd(mean=mu, log_std=log_std), value))
         return dist_info, value, next_rnn_state
@@ -126,10 +136,10 @@ class RecurrentGaussianPgAgentBase(_GaussianPolicy):
     @torch.no_grad()
     def step(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> AgentStep:
         prev_rnn_state = self.prev_rnn_state
-        inputs = self._model_inputs(observation, prev_action, prev_reward, prev_rnn_state)
+        inputs = self.inputs_to_device((observation, prev_action, prev_reward, prev_rnn_state))
         mu, log_std, value, next_rnn_state = self.model(*inputs)
         dist_info = DistInfoStd(mean=mu, log_std=log_std)
-        action = self._choose(dist_info)
+        action = _choose(self, self.distribution, dist_info)
         agent_info = AgentInfoRnn(
             dist_info=dist_info, value=value, prev_rnn_state=rnn_state_to_storage(prev_rnn_state, next_rnn_state)
         )
@@ -140,7 +150,7 @@ class RecurrentGaussianPgAgentBase(_GaussianPolicy):
     @torch.no_grad()
     def value(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> torch.Tensor:
         """V(s) ``[B]`` on the CPU from the kept state, which it does not advance (the bootstrap value)."""
-        inputs = self._model_inputs(observation, prev_action, prev_reward, self.prev_rnn_state)
+        inputs = self.inputs_to_device((observation, prev_action, prev_reward, self.prev_rnn_state))
         _mu, _log_std, value, _state = self.model(*inputs)
         return value.cpu()
 
@@ -149,10 +159,11 @@ class RecurrentGaussianPgAgent(RecurrentAgentMixin, RecurrentGaussianPgAgentBase
     """:class:`RecurrentGaussianPgAgentBase` keeping its state between steps (see :class:`RecurrentAgentMixin`)."""
 
 
-class AlternatingRecurrentGaussianPgAgent(RecurrentGaussianPgAgent):
-    """rlpyt's name for the agent to use with an alternating sampler; in rlrun the same as
-    :class:`RecurrentGaussianPgAgent`, which every sampler can serve: ``AlternatingSampler`` keeps
-    one recurrent state per group of envs and swaps it in before stepping that group.
+class AlternatingRecurrentGaussianPgAgent(RecurrentAgentMixin, RecurrentGaussianPgAgentBase):
+    """rlpyt's name for the agent to use with an alternating sampler: :class:`RecurrentGaussianPgAgent`
+    with ``alternating = True``. In rlrun every recurrent agent serves an alternating sampler, as
+    ``AlternatingSampler`` keeps one recurrent state per group of envs and swaps it in before stepping
+    that group.
 
     A sampler written for rlpyt that serves the two groups itself calls :meth:`toggle_alt` between them;
     the agent then keeps one recurrent state per group (:meth:`get_alt` says which is served)."""

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
-from rlrun.agents.base import BaseAgent
-from rlrun.agents.env_spaces import EnvSpacesLike, array_observation_shape, continuous_action_size
-from rlrun.agents.pg.gaussian import GaussianPgAgent, RecurrentGaussianPgAgent
+from rlrun.agents.base import BaseAgent, BaseAgentKwargs
+from rlrun.agents.env_spaces import EnvModelKwargs, EnvSpacesLike, continuous_array_model_kwargs
+from rlrun.agents.pg.gaussian import AlternatingRecurrentGaussianPgAgent, GaussianPgAgent, RecurrentGaussianPgAgent
 from rlrun.models.pg.mujoco_ff_model import MujocoFfModel
 from rlrun.models.pg.mujoco_lstm_model import MujocoLstmModel
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["MujocoMixin", "MujocoFfAgent", "MujocoLstmAgent", "AlternatingMujocoLstmAgent"]
 
@@ -18,11 +21,8 @@ __all__ = ["MujocoMixin", "MujocoFfAgent", "MujocoLstmAgent", "AlternatingMujoco
 class MujocoMixin(BaseAgent):
     """Gives the model ``observation_shape`` and ``action_size``; forwards observation-statistics updates."""
 
-    def make_env_to_model_kwargs(self, env_spaces: EnvSpacesLike) -> dict[str, Any]:
-        return dict(
-            observation_shape=array_observation_shape(self, env_spaces.observation),
-            action_size=continuous_action_size(self, env_spaces.action),
-        )
+    def make_env_to_model_kwargs(self, env_spaces: EnvSpacesLike) -> EnvModelKwargs:
+        return continuous_array_model_kwargs(self, env_spaces)
 
     def update_obs_rms(self, observation: torch.Tensor) -> None:
         """Fold observations into the model's normalisation statistics (the algorithm calls this)."""
@@ -33,7 +33,9 @@ class MujocoMixin(BaseAgent):
 class MujocoFfAgent(MujocoMixin, GaussianPgAgent):
     """A Gaussian policy-gradient agent with the feedforward :class:`MujocoFfModel` by default."""
 
-    def __init__(self, ModelCls: type[torch.nn.Module] | None = MujocoFfModel, **kwargs: Any) -> None:
+    def __init__(
+        self, ModelCls: type[torch.nn.Module] | None = MujocoFfModel, **kwargs: Unpack[BaseAgentKwargs]
+    ) -> None:
         super().__init__(ModelCls=ModelCls, **kwargs)
 
 
@@ -43,15 +45,21 @@ class MujocoLstmAgent(MujocoMixin, RecurrentGaussianPgAgent):
     Train it with A2C or PPO and a wait-reset collector (see ``docs/agents.md``).
     """
 
-    def __init__(self, ModelCls: type[torch.nn.Module] | None = MujocoLstmModel, **kwargs: Any) -> None:
+    def __init__(
+        self, ModelCls: type[torch.nn.Module] | None = MujocoLstmModel, **kwargs: Unpack[BaseAgentKwargs]
+    ) -> None:
         super().__init__(ModelCls=ModelCls, **kwargs)
 
 
-class AlternatingMujocoLstmAgent(MujocoLstmAgent):
-    """rlpyt's name for :class:`MujocoLstmAgent` in an alternating sampler; the same agent in rlrun, whose
-    ``AlternatingSampler`` keeps one recurrent state per group of envs.
+class AlternatingMujocoLstmAgent(MujocoMixin, AlternatingRecurrentGaussianPgAgent):
+    """rlpyt's name for :class:`MujocoLstmAgent` in an alternating sampler: the same agent with
+    ``alternating = True`` (rlrun's ``AlternatingSampler`` serves :class:`MujocoLstmAgent` as well, keeping
+    one recurrent state per group of envs).
 
     A sampler written for rlpyt that serves the two groups itself calls :meth:`toggle_alt` between them;
     the agent then keeps one recurrent state per group (:meth:`get_alt` says which is served)."""
 
-    alternating = True
+    def __init__(
+        self, ModelCls: type[torch.nn.Module] | None = MujocoLstmModel, **kwargs: Unpack[BaseAgentKwargs]
+    ) -> None:
+        super().__init__(ModelCls=ModelCls, **kwargs)

@@ -17,7 +17,13 @@ import numpy as np
 import torch
 
 from rlrun.agents.base import BaseAgent, SpaceTensor
-from rlrun.agents.env_spaces import EnvSpacesLike, array_observation_shape, continuous_action_size, unwrap_space
+from rlrun.agents.env_spaces import (
+    EnvModelKwargs,
+    EnvSpacesLike,
+    continuous_action_size,
+    continuous_array_model_kwargs,
+    unwrap_space,
+)
 from rlrun.distributions.base import Distribution
 from rlrun.models.utils import strip_ddp_state_dict
 from rlrun.spaces.base import Space
@@ -109,11 +115,8 @@ class QpgAgentBase(BaseAgent):
             self.load_state_dict(initial)
         self.distribution = self.make_distribution(action_size)
 
-    def make_env_to_model_kwargs(self, env_spaces: EnvSpacesLike) -> dict[str, Any]:
-        return dict(
-            observation_shape=array_observation_shape(self, env_spaces.observation),
-            action_size=continuous_action_size(self, env_spaces.action),
-        )
+    def make_env_to_model_kwargs(self, env_spaces: EnvSpacesLike) -> EnvModelKwargs:
+        return continuous_array_model_kwargs(self, env_spaces)
 
     def make_q_model(self, initial_state_dict: Mapping[str, Any] | None = None) -> torch.nn.Module:
         """A new critic ``QModelCls(**env kwargs, **q_model_kwargs)``, loaded from ``initial_state_dict``."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 import torch
 
@@ -14,9 +14,22 @@ from rlrun.models.qpg.mlp import MuMlpModel, QofMuMlpModel
 from rlrun.models.utils import polyak_update
 from rlrun.utils.collections import namedarraytuple
 
-__all__ = ["AgentInfo", "DdpgAgent"]
+__all__ = ["AgentInfo", "DdpgAgent", "DdpgAgentKwargs"]
 
 AgentInfo = namedarraytuple("AgentInfo", ["mu"])
+
+
+class DdpgAgentKwargs(TypedDict, total=False):
+    """:class:`DdpgAgent`'s keywords, as agents that pass them on take them (``**kwargs``)."""
+
+    ModelCls: type[torch.nn.Module] | None
+    QModelCls: type[torch.nn.Module]
+    model_kwargs: dict[str, Any] | None
+    q_model_kwargs: dict[str, Any] | None
+    initial_model_state_dict: Mapping[str, Any] | None
+    initial_q_model_state_dict: Mapping[str, Any] | None
+    action_std: float
+    action_noise_clip: float | None
 
 
 class DdpgAgent(QpgAgentBase):

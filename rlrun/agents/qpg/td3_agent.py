@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from rlrun.agents.qpg.ddpg_agent import DdpgAgent
 from rlrun.distributions.gaussian import DistInfo, Gaussian
 from rlrun.models.utils import polyak_update
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from rlrun.agents.qpg.ddpg_agent import DdpgAgentKwargs
 
 __all__ = ["Td3Agent"]
 
@@ -33,7 +38,7 @@ class Td3Agent(DdpgAgent):
         target_noise_std: float = 0.2,
         target_noise_clip: float = 0.5,
         initial_q2_model_state_dict: Mapping[str, Any] | None = None,
-        **kwargs: Any,
+        **kwargs: Unpack[DdpgAgentKwargs],
     ) -> None:
         super().__init__(**kwargs)
         self.pretrain_std = pretrain_std
