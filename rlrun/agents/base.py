@@ -515,5 +515,16 @@ class RecurrentAgentMixin(BaseAgent):
 
     def set_step_state(self, state: Mapping[str, Any]) -> None:
         super().set_step_state(state)
-        memory: RecurrentMemory = state["rnn_memory"]
-        self.rnn_memory = memory.copy()
+        if "rnn_memory" in state:
+            memory: RecurrentMemory = state["rnn_memory"]
+            self.rnn_memory = memory.copy()
+            return
+        # A step state saved before the recurrent state became a RecurrentMemory (a serial sampler's
+        # checkpoint of December 2026 or older): it held the served group's state as "_prev_rnn_state".
+        if "_prev_rnn_state" not in state:
+            raise KeyError(
+                f"{type(self).__name__}.set_step_state: the state has no recurrent memory ('rnn_memory'); "
+                "pass a state that get_step_state of a recurrent agent returned."
+            )
+        self.rnn_memory = RecurrentMemory(n_groups=2 if self.alternating else 1)
+        self.rnn_memory.current.rnn_state = state["_prev_rnn_state"]

@@ -82,3 +82,23 @@ def test_training_sets_the_sampling_groups_aside_and_sampling_takes_them_back():
 def test_one_or_two_groups_only():
     with pytest.raises(ValueError, match="one env group or two"):
         RecurrentMemory(n_groups=3)
+
+
+def test_a_step_state_saved_before_the_recurrent_memory_still_restores():
+    """Serial-sampler checkpoints written before the RecurrentMemory held the state as _prev_rnn_state."""
+    agent = _agent()
+    agent.step(*_inputs(1))
+    old = {name: value for name, value in agent.get_step_state().items() if name != "rnn_memory"}
+    old["_prev_rnn_state"] = saved = agent.prev_rnn_state
+    fresh = _agent()
+    fresh.set_step_state(old)
+    assert fresh.prev_rnn_state is saved
+    a, b = agent.step(*_inputs(2)), fresh.step(*_inputs(2))  # same weights, same state: same values
+    assert torch.equal(a.agent_info.value, b.agent_info.value)
+
+
+def test_a_step_state_without_recurrent_memory_is_refused_by_name():
+    agent = _agent()
+    state = {name: value for name, value in agent.get_step_state().items() if name != "rnn_memory"}
+    with pytest.raises(KeyError, match="no recurrent memory"):
+        _agent().set_step_state(state)
