@@ -211,7 +211,7 @@ def eval_settings(n_envs: int, episode_steps: int | None, episodes: int = 10) ->
     )
 
 
-def parse_assignment(text: str) -> tuple[list[str], Any]:
+def parse_assignment(text: str) -> tuple[list[str], object]:
     """``"algo.learning_rate=1e-3"`` -> ``(["algo", "learning_rate"], 0.001)``; the value is a Python literal."""
     path, sep, value_text = text.partition("=")
     keys = path.strip().split(".")

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
 
 __all__ = ["derive"]
 
 
-def derive(configs: dict[str, dict[str, Any]], base: str, **sections: dict[str, Any]) -> dict[str, Any]:
+def derive(configs: dict[str, dict[str, Any]], base: str, **sections: Mapping[str, object]) -> dict[str, Any]:
     """A deep copy of ``configs[base]`` with the given sections updated key by key, so that changing
     the derived config (as a variant does) leaves its base alone."""
     derived = copy.deepcopy(configs[base])
