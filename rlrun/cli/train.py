@@ -24,6 +24,7 @@ import copy
 import json
 import os
 import sys
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -122,6 +123,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 # What a resumed run takes from the command line rather than from the first command.
 _RESUME_OPTIONS = ("resume", "steps", "progress_bar", "torch_threads")
+# What a config prints by name: classes and functions (EnvCls, OptimCls, ...).
+_NAMED = (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 
 
 def train_command_args(run_dir: str) -> dict[str, Any] | None:
@@ -249,7 +252,7 @@ def format_config(config: dict[str, Any]) -> list[str]:
     for section, values in config.items():
         if values:
             # Classes and functions in a config print by name, other values by repr.
-            items = " ".join(f"{k}={getattr(v, '__name__', None) or v!r}" for k, v in values.items())
+            items = " ".join(f"{k}={v.__name__ if isinstance(v, _NAMED) else repr(v)}" for k, v in values.items())
             lines.append(f"  {section}: {items}")
     return lines
 

@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike
 from rlrun.envs.action_rescale import rescale_actions_to_unit
 from rlrun.envs.base import Env, EnvStep
 from rlrun.envs.mujoco_ids import current_mujoco_id
-from rlrun.envs.validation import EnvValidationError, check_action, check_observation, check_reward
+from rlrun.envs.validation import EnvValidationError, check_action, check_observation, check_reward, gym_env_id
 from rlrun.spaces.gym_wrapper import GymSpaceWrapper, field_name
 from rlrun.utils.collections import namedtuple
 from rlrun.utils.video import VIDEO_EXTRA
@@ -156,9 +156,8 @@ class GymEnvWrapper(Env):
         return getattr(self.env, "spec", None)
 
     def _env_id(self) -> str:
-        spec = self._spec()
-        # A spec of a hand-made env may lack an id; the innermost env's class names it then.
-        return getattr(spec, "id", None) or type(getattr(self.env, "unwrapped", self.env)).__name__
+        # Without an id, the innermost env's class names it; a plain env class may have no unwrapped.
+        return gym_env_id(self.env) or type(getattr(self.env, "unwrapped", self.env)).__name__
 
     def _probe(self) -> dict[str, Any]:
         """Reset and step once with a random action; check observations; return the merged infos."""

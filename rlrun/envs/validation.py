@@ -48,14 +48,20 @@ class EnvValidationError(ValueError):
 
 def env_name(env: object) -> str:
     """The env's class, with the wrapped Gymnasium env's id where there is one: ``GymEnvWrapper(CartPole-v1)``."""
-    # Any env is named; only wrappers hold an inner env (.env), and only Gymnasium's carry a spec with an id.
+    # Any object may be an env here (a user's, not an rlrun Env), and only wrappers hold an inner env (.env).
     inner = getattr(env, "env", None)
     name = type(env).__name__
     if inner is not None and not isinstance(inner, (str, bytes)):
-        spec = getattr(inner, "spec", None)
-        env_id = getattr(spec, "id", None)
-        name += f"({env_id or type(inner).__name__})"
+        name += f"({gym_env_id(inner) or type(inner).__name__})"
     return name
+
+
+def gym_env_id(env: object) -> str | None:
+    """The id a Gymnasium (or old gym) env was made from (``CartPole-v1``), None where it has none."""
+    # Foreign objects: old gym envs and plain env classes carry no spec, and a hand-made spec may lack an id.
+    spec = getattr(env, "spec", None)
+    env_id: str | None = getattr(spec, "id", None)
+    return env_id
 
 
 _env_name = env_name  # the name this module's messages use

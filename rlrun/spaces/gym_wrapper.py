@@ -108,6 +108,14 @@ def _int_null(null_value: ArrayLike | None, low: int, high: int) -> ArrayLike | 
     return null_value if ok else None
 
 
+def _discrete_scalar_type(space: Any) -> type:
+    """The type of a Discrete gym space's values: its dtype's scalar type, or ``int``."""
+    # A foreign object: old gym's Discrete may have no dtype.
+    dtype = getattr(space, "dtype", None)
+    scalar_type: type = int if dtype is None else dtype.type
+    return scalar_type
+
+
 def _compact(bound: np.ndarray) -> int | float | np.ndarray:
     """A scalar where every element of a bound is the same, else the array."""
     bound = np.asarray(bound)
@@ -165,8 +173,7 @@ class GymSpaceWrapper(Space):
         # revert's fast path for Discrete spaces: the scalar type Gymnasium gets (see revert).
         self._discrete_type: type | None = None
         if self._dict_keys is None and type(space).__name__ == "Discrete":
-            dtype = getattr(space, "dtype", None)  # old gym's Discrete may have no dtype
-            self._discrete_type = int if dtype is None else dtype.type
+            self._discrete_type = _discrete_scalar_type(space)
 
     @property
     def low(self) -> np.ndarray | np.generic:
@@ -277,8 +284,7 @@ class GymSpaceWrapper(Space):
     def _revert(self, value: Any, gym_space: Any, keys: _Keys) -> Any:
         if keys is None:
             if type(gym_space).__name__ == "Discrete":
-                dtype = getattr(gym_space, "dtype", None)  # as in __init__
-                return int(value) if dtype is None else dtype.type(int(value))
+                return _discrete_scalar_type(gym_space)(int(value))
             return np.asarray(value, dtype=gym_space.dtype)
         kind, dict_keys, sub_keys = keys
         if not is_namedtuple(value):
