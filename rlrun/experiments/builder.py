@@ -93,7 +93,7 @@ def sampler_classes(sampler: str, recurrent: bool) -> tuple[type, dict[str, type
 
 def make_affinity_for(
     sampler: str, batch_B: int, workers: int | None, cuda_idx: int | None, master_threads: int | None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The runner's affinity: unpinned workers (``workers``, default one per CPU up to the envs per
     group), the rest of the CPUs as torch threads in this process, or ``master_threads`` there."""
     if cuda_idx is not None:
