@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike
 from rlrun.envs.action_rescale import rescale_actions_to_unit
 from rlrun.envs.base import Env, EnvStep
 from rlrun.envs.mujoco_ids import current_mujoco_id
-from rlrun.envs.validation import EnvValidationError, check_action, check_observation, check_reward, gym_env_id
+from rlrun.envs.validation import EnvValidationError, check_action, check_observation, check_reward, gym_spec
 from rlrun.spaces.gym_wrapper import GymSpaceWrapper, field_name
 from rlrun.utils.collections import namedtuple
 from rlrun.utils.video import VIDEO_EXTRA
@@ -151,13 +151,12 @@ class GymEnvWrapper(Env):
         self._obs_array_dtype = self._obs_space.space.dtype if self._obs_space.is_array_space else None
         self._act_mismatch = self._act_space.space.mismatch
 
-    def _spec(self) -> Any:
-        # Old gym envs and plain env classes may carry no spec (a Gymnasium EnvSpec) at all.
-        return getattr(self.env, "spec", None)
-
     def _env_id(self) -> str:
-        # Without an id, the innermost env's class names it; a plain env class may have no unwrapped.
-        return gym_env_id(self.env) or type(getattr(self.env, "unwrapped", self.env)).__name__
+        import gymnasium
+
+        # Without an id, the innermost env's class names it (a Gymnasium env unwraps to it).
+        inner = self.env.unwrapped if isinstance(self.env, gymnasium.Env) else self.env
+        return gym_spec(self.env)[0] or type(inner).__name__
 
     def _probe(self) -> dict[str, Any]:
         """Reset and step once with a random action; check observations; return the merged infos."""
@@ -278,8 +277,7 @@ class GymEnvWrapper(Env):
 
     @property
     def horizon(self) -> int | None:
-        spec = self._spec()
-        return getattr(spec, "max_episode_steps", None)  # old gym's specs may lack it
+        return gym_spec(self.env)[1]
 
     def render(self, *args: object, **kwargs: object) -> object:
         return self.env.render(*args, **kwargs)

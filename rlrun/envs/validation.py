@@ -52,16 +52,21 @@ def env_name(env: object) -> str:
     inner = getattr(env, "env", None)
     name = type(env).__name__
     if inner is not None and not isinstance(inner, (str, bytes)):
-        name += f"({gym_env_id(inner) or type(inner).__name__})"
+        name += f"({gym_spec(inner)[0] or type(inner).__name__})"
     return name
 
 
-def gym_env_id(env: object) -> str | None:
-    """The id a Gymnasium (or old gym) env was made from (``CartPole-v1``), None where it has none."""
-    # Foreign objects: old gym envs and plain env classes carry no spec, and a hand-made spec may lack an id.
+def gym_spec(env: object) -> tuple[str | None, int | None]:
+    """``(id, max_episode_steps)`` of a Gymnasium (or old gym) env's spec (``("CartPole-v1", 500)``), each
+    None where the env has none."""
+    # Foreign objects: old gym envs and plain env classes carry no spec, a hand-made spec may lack an id,
+    # and old gym's specs may lack max_episode_steps.
     spec = getattr(env, "spec", None)
+    if spec is None:
+        return None, None
     env_id: str | None = getattr(spec, "id", None)
-    return env_id
+    max_episode_steps: int | None = getattr(spec, "max_episode_steps", None)
+    return env_id, max_episode_steps
 
 
 _env_name = env_name  # the name this module's messages use
