@@ -25,7 +25,7 @@ import json
 import os
 import sys
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from rlrun.experiments.builder import SAMPLERS, build_runner
@@ -246,7 +246,7 @@ def check_can_learn(algo_name: str, algo: AlgorithmContract, config: dict[str, A
         )
 
 
-def format_config(config: dict[str, Any]) -> list[str]:
+def format_config(config: Mapping[str, Mapping[str, object]]) -> list[str]:
     """One line per non-empty section: ``  algo: discount=0.99 learning_rate=0.001 ...``."""
     lines = []
     for section, values in config.items():
