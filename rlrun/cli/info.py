@@ -14,7 +14,6 @@ import argparse
 import os
 import shlex
 from collections.abc import Callable
-from typing import Any
 
 __all__ = ["add_arguments", "main", "describe_run"]
 
@@ -133,7 +132,7 @@ def describe_run(run_dir: str) -> list[str]:
     return lines
 
 
-def main(args: argparse.Namespace, write: Callable[[str], Any] = print) -> int:
+def main(args: argparse.Namespace, write: Callable[[str], object] = print) -> int:
     import sys
 
     try:

@@ -64,7 +64,11 @@ def main(args: argparse.Namespace, write: Callable[[str], object] = print) -> in
                 built["sampler"].pop(key, None)
             runner = build_runner(run_args.algo, env_choice, built, "serial", run_args.recurrent, seed=run_args.seed)
             sampler = runner.sampler
-            agent: BaseAgent = runner.agent
+            from rlrun.agents.base import BaseAgent
+
+            agent = runner.agent
+            if not isinstance(agent, BaseAgent):  # the runner holds it as a contract; play needs initialize()
+                raise TypeError(f"build_runner gave a {type(agent).__name__}, not an rlrun agent.")
             EnvCls, env_kwargs = sampler.EnvCls, dict(sampler.eval_env_kwargs or sampler.env_kwargs)
             atari, what, initialize = env_choice.family == "atari", f"{run_args.algo} on {env_choice.name}", True
         else:  # a script's run: the agent and env its runner recorded (run.json, agent.pt)

@@ -24,7 +24,8 @@ import copy
 import json
 import os
 import sys
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from rlrun.agents.base import BaseAgent
@@ -123,6 +124,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 # What a resumed run takes from the command line rather than from the first command.
 _RESUME_OPTIONS = ("resume", "steps", "progress_bar", "torch_threads")
+# What a config prints by name: classes and functions (EnvCls, OptimCls, ...).
+_NAMED = (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 
 
 def train_command_args(run_dir: str) -> dict[str, Any] | None:
@@ -244,13 +247,13 @@ def check_can_learn(algo_name: str, algo: AlgorithmContract[BaseAgent], config: 
         )
 
 
-def format_config(config: dict[str, Any]) -> list[str]:
+def format_config(config: Mapping[str, Mapping[str, object]]) -> list[str]:
     """One line per non-empty section: ``  algo: discount=0.99 learning_rate=0.001 ...``."""
     lines = []
     for section, values in config.items():
         if values:
             # Classes and functions in a config print by name, other values by repr.
-            items = " ".join(f"{k}={getattr(v, '__name__', None) or v!r}" for k, v in values.items())
+            items = " ".join(f"{k}={v.__name__ if isinstance(v, _NAMED) else repr(v)}" for k, v in values.items())
             lines.append(f"  {section}: {items}")
     return lines
 

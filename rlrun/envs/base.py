@@ -7,10 +7,13 @@ samplers store it in preallocated ``[T, B]`` arrays.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from rlrun.spaces.base import Space
 from rlrun.utils.collections import NamedArrayTuple, namedarraytuple, namedtuple
+
+if TYPE_CHECKING:
+    from rlrun.utils.data_model import SpaceValue
 
 __all__ = ["Env", "EnvStep", "EnvInfo", "EnvSpaces", "EnvSpacesPair"]
 
@@ -36,11 +39,11 @@ class Env:
     _observation_space: Space
     _action_space: Space
 
-    def step(self, action: Any) -> NamedArrayTuple:
+    def step(self, action: SpaceValue) -> NamedArrayTuple:
         """Advance one step; on ``done`` the sampler calls ``reset`` (the env never resets itself)."""
         raise NotImplementedError
 
-    def reset(self) -> Any:
+    def reset(self) -> SpaceValue:
         """Start a new episode and return its first observation."""
         raise NotImplementedError
 

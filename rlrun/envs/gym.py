@@ -18,7 +18,8 @@ import functools
 import inspect
 import logging
 import warnings
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -26,10 +27,13 @@ from numpy.typing import ArrayLike
 from rlrun.envs.action_rescale import rescale_actions_to_unit
 from rlrun.envs.base import Env, EnvStep
 from rlrun.envs.mujoco_ids import current_mujoco_id
-from rlrun.envs.validation import EnvValidationError, check_action, check_observation, check_reward
+from rlrun.envs.validation import EnvValidationError, check_action, check_observation, check_reward, gym_spec
 from rlrun.spaces.gym_wrapper import GymSpaceWrapper, field_name
 from rlrun.utils.collections import namedtuple
 from rlrun.utils.video import VIDEO_EXTRA
+
+if TYPE_CHECKING:
+    from rlrun.utils.data_model import SpaceValue
 
 __all__ = ["GymEnvWrapper", "make", "EnvInfoConverter"]
 
@@ -38,7 +42,7 @@ _OLD_TIMEOUT_KEY = "TimeLimit.truncated"
 
 
 @functools.cache
-def _timeout_only_records(EnvInfoCls: type) -> tuple[Any, Any]:
+def _timeout_only_records(EnvInfoCls: type) -> tuple[tuple[object, ...], tuple[object, ...]]:
     """The two records of an info type with no fields but ``timeout``: one pair per process."""
     return EnvInfoCls(False), EnvInfoCls(True)
 
@@ -46,7 +50,7 @@ def _timeout_only_records(EnvInfoCls: type) -> tuple[Any, Any]:
 class EnvInfoConverter:
     """Turns info dicts into one fixed namedtuple type, built from an example info dict."""
 
-    def __init__(self, example: dict[str, Any], strict: bool = False, env_name: str = "env") -> None:
+    def __init__(self, example: Mapping[str, object], strict: bool = False, env_name: str = "env") -> None:
         self.strict = strict
         self.env_name = env_name
         self._keys: list[str] = []  # info keys stored, in field order (after "timeout")
@@ -73,16 +77,19 @@ class EnvInfoConverter:
         # once per process and shared by every wrapper, so that a collector writes one record per batch row.
         self.timeout_only = None if self._keys else _timeout_only_records(self.EnvInfoCls)
 
-    def __call__(self, info: dict[str, Any], timeout: bool) -> Any:
+    def __call__(self, info: Mapping[str, object], timeout: bool) -> tuple[object, ...]:
         if self.timeout_only is not None:  # CartPole's and most classic envs' case: no keys to store
             if info and not self._known.issuperset(info):
                 self._unexpected(info)
             return self.timeout_only[timeout]
         if not self._known.issuperset(info):
             self._unexpected(info)
-        return self.EnvInfoCls(timeout, *[info.get(k, null) for k, null in zip(self._keys, self._nulls)])
+        record: tuple[object, ...] = self.EnvInfoCls(
+            timeout, *[info.get(k, null) for k, null in zip(self._keys, self._nulls)]
+        )
+        return record
 
-    def _unexpected(self, info: dict[str, Any]) -> None:
+    def _unexpected(self, info: Mapping[str, object]) -> None:
         new = sorted(str(k) for k in info if k not in self._known and k not in self._warned)
         if not new:
             return
@@ -119,7 +126,7 @@ class GymEnvWrapper(Env):
         act_null_value: ArrayLike | None = 0,
         obs_null_value: ArrayLike | None = 0,
         force_float32: bool = True,
-        info_example: dict[str, Any] | None = None,
+        info_example: Mapping[str, object] | None = None,
         strict_info: bool = False,
         validate: bool = True,
         check_actions: bool = True,
@@ -144,14 +151,12 @@ class GymEnvWrapper(Env):
         self._obs_array_dtype = self._obs_space.space.dtype if self._obs_space.is_array_space else None
         self._act_mismatch = self._act_space.space.mismatch
 
-    def _spec(self) -> Any:
-        # Old gym envs and plain env classes may carry no spec (a Gymnasium EnvSpec) at all.
-        return getattr(self.env, "spec", None)
-
     def _env_id(self) -> str:
-        spec = self._spec()
-        # A spec of a hand-made env may lack an id; the innermost env's class names it then.
-        return getattr(spec, "id", None) or type(getattr(self.env, "unwrapped", self.env)).__name__
+        import gymnasium
+
+        # Without an id, the innermost env's class names it (a Gymnasium env unwraps to it).
+        inner = self.env.unwrapped if isinstance(self.env, gymnasium.Env) else self.env
+        return gym_spec(self.env)[0] or type(inner).__name__
 
     def _probe(self) -> dict[str, Any]:
         """Reset and step once with a random action; check observations; return the merged infos."""
@@ -195,7 +200,7 @@ class GymEnvWrapper(Env):
                 "(obs, reward, terminated, truncated, info) or old gym's (obs, reward, done, info)."
             )
 
-    def _reset(self, check: bool = False) -> tuple[Any, dict[str, Any]]:
+    def _reset(self, check: bool = False) -> tuple[SpaceValue, dict[str, Any]]:
         seed, self._seed = self._seed, None
         if seed is None:
             result = self.env.reset()
@@ -226,11 +231,11 @@ class GymEnvWrapper(Env):
             observation, info = result, {}
         return self._convert_observation(observation, "reset()", check or self.check_observations), info
 
-    def reset(self) -> Any:
+    def reset(self) -> SpaceValue:
         """Reset the env (with the seed given to :meth:`seed`, once) and return the first observation."""
         return self._reset()[0]
 
-    def step(self, action: Any) -> EnvStep:
+    def step(self, action: SpaceValue) -> EnvStep:
         """Step the env; ``done`` is terminated or truncated, ``env_info.timeout`` is truncation alone."""
         if self.check_actions and self._act_mismatch(action) is not None:
             check_action(self, action, self._act_space.space)  # raises, naming the mismatch
@@ -272,10 +277,9 @@ class GymEnvWrapper(Env):
 
     @property
     def horizon(self) -> int | None:
-        spec = self._spec()
-        return getattr(spec, "max_episode_steps", None)  # old gym's specs may lack it
+        return gym_spec(self.env)[1]
 
-    def render(self, *args: object, **kwargs: object) -> Any:
+    def render(self, *args: object, **kwargs: object) -> object:
         return self.env.render(*args, **kwargs)
 
     def rgb_frame(self) -> np.ndarray:
@@ -311,7 +315,7 @@ class GymEnvWrapper(Env):
 def make(
     id: str,
     *args: Any,
-    info_example: dict[str, Any] | None = None,
+    info_example: Mapping[str, object] | None = None,
     act_null_value: ArrayLike | None = 0,
     obs_null_value: ArrayLike | None = 0,
     force_float32: bool = True,

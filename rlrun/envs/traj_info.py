@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rlrun.utils.collections import AttrDict
+from rlrun.utils.collections import AttrDict, NamedArrayTuple
+
+if TYPE_CHECKING:
+    from rlrun.utils.data_model import SpaceValue
 
 __all__ = ["TrajInfo", "BoundTrajInfoCls"]
 
@@ -20,7 +23,7 @@ class TrajInfo(AttrDict):
     ``self.TrajInfoCls()`` already carries them (see ``BoundTrajInfoCls``).
     """
 
-    def __init__(self, discount: float = 1.0, **kwargs: Any) -> None:
+    def __init__(self, discount: float = 1.0, **kwargs: object) -> None:
         super().__init__(**kwargs)
         self._discount = float(discount)
         self._cur_discount = 1.0
@@ -29,7 +32,15 @@ class TrajInfo(AttrDict):
         self.NonzeroRewards = 0
         self.DiscountedReturn = 0.0
 
-    def step(self, observation: Any, action: Any, reward: float, done: bool, agent_info: Any, env_info: Any) -> None:
+    def step(
+        self,
+        observation: SpaceValue,
+        action: SpaceValue,
+        reward: float,
+        done: bool,
+        agent_info: NamedArrayTuple | None,
+        env_info: tuple[object, ...],
+    ) -> None:
         # Item access, not attributes: this runs once per env step, and AttrDict's attribute hooks are
         # Python calls (a quarter of the sampler's own time per step on CartPole).
         reward = float(reward)
@@ -40,7 +51,7 @@ class TrajInfo(AttrDict):
         self["DiscountedReturn"] += cur_discount * reward
         self["_cur_discount"] = cur_discount * self["_discount"]
 
-    def terminate(self, observation: Any) -> TrajInfo:
+    def terminate(self, observation: SpaceValue) -> TrajInfo:
         """Called when the trajectory ends; returns the finished record."""
         return self
 

@@ -48,14 +48,25 @@ class EnvValidationError(ValueError):
 
 def env_name(env: object) -> str:
     """The env's class, with the wrapped Gymnasium env's id where there is one: ``GymEnvWrapper(CartPole-v1)``."""
-    # Any env is named; only wrappers hold an inner env (.env), and only Gymnasium's carry a spec with an id.
+    # Any object may be an env here (a user's, not an rlrun Env), and only wrappers hold an inner env (.env).
     inner = getattr(env, "env", None)
     name = type(env).__name__
     if inner is not None and not isinstance(inner, (str, bytes)):
-        spec = getattr(inner, "spec", None)
-        env_id = getattr(spec, "id", None)
-        name += f"({env_id or type(inner).__name__})"
+        name += f"({gym_spec(inner)[0] or type(inner).__name__})"
     return name
+
+
+def gym_spec(env: object) -> tuple[str | None, int | None]:
+    """``(id, max_episode_steps)`` of a Gymnasium (or old gym) env's spec (``("CartPole-v1", 500)``), each
+    None where the env has none."""
+    # Foreign objects: old gym envs and plain env classes carry no spec, a hand-made spec may lack an id,
+    # and old gym's specs may lack max_episode_steps.
+    spec = getattr(env, "spec", None)
+    if spec is None:
+        return None, None
+    env_id: str | None = getattr(spec, "id", None)
+    max_episode_steps: int | None = getattr(spec, "max_episode_steps", None)
+    return env_id, max_episode_steps
 
 
 _env_name = env_name  # the name this module's messages use

@@ -10,7 +10,7 @@ emulator's colour screen) and :class:`~rlrun.envs.gym.GymEnvWrapper` made with
 from __future__ import annotations
 
 import os
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -18,6 +18,9 @@ from rlrun.envs.base import Env
 from rlrun.spaces.base import Space
 from rlrun.utils.collections import NamedArrayTuple
 from rlrun.utils.video import VideoWriter
+
+if TYPE_CHECKING:
+    from rlrun.utils.data_model import SpaceValue
 
 __all__ = ["RecordVideo", "FrameSource"]
 
@@ -31,9 +34,9 @@ class FrameSource(Protocol):
     @property
     def render_fps(self) -> float: ...
 
-    def step(self, action: Any) -> NamedArrayTuple: ...
+    def step(self, action: SpaceValue) -> NamedArrayTuple: ...
 
-    def reset(self) -> Any: ...
+    def reset(self) -> SpaceValue: ...
 
     @property
     def observation_space(self) -> Space: ...
@@ -70,12 +73,12 @@ class RecordVideo(Env):
         """Frames written so far."""
         return self.writer.frames
 
-    def reset(self) -> Any:
+    def reset(self) -> SpaceValue:
         observation = self.env.reset()
         self.writer.append(self.env.rgb_frame())
         return observation
 
-    def step(self, action: Any) -> NamedArrayTuple:
+    def step(self, action: SpaceValue) -> NamedArrayTuple:
         env_step = self.env.step(action)
         self.writer.append(self.env.rgb_frame())
         return env_step

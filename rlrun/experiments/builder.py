@@ -11,10 +11,13 @@ them sampled. A config with evaluation settings (``sampler.eval_n_envs > 0``) ge
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlrun.experiments.registry import ConfigError, EnvChoice
 from rlrun.utils.launching.affinity import default_affinity, master_threads_beside_workers
+
+if TYPE_CHECKING:
+    from rlrun.runners.minibatch_rl import MinibatchRl, MinibatchRlEval
 
 __all__ = [
     "SAMPLERS",
@@ -80,7 +83,7 @@ def agent_and_algo_classes(algo: str, family: str, recurrent: bool) -> tuple[typ
     return _load(f"rlrun.algos.{algo_path}"), _load(f"rlrun.agents.{agent_path}")
 
 
-def sampler_classes(sampler: str, recurrent: bool) -> tuple[type, dict[str, Any]]:
+def sampler_classes(sampler: str, recurrent: bool) -> tuple[type, dict[str, type]]:
     """``(SamplerCls, its collector keywords)``: wait-reset collectors for recurrent agents."""
     if sampler not in SAMPLERS:
         raise ConfigError(f"Unknown sampler {sampler!r}; choose from {', '.join(SAMPLERS)}.")
@@ -90,7 +93,7 @@ def sampler_classes(sampler: str, recurrent: bool) -> tuple[type, dict[str, Any]
 
 def make_affinity_for(
     sampler: str, batch_B: int, workers: int | None, cuda_idx: int | None, master_threads: int | None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The runner's affinity: unpinned workers (``workers``, default one per CPU up to the envs per
     group), the rest of the CPUs as torch threads in this process, or ``master_threads`` there."""
     if cuda_idx is not None:
@@ -147,7 +150,7 @@ def build_runner(
     cuda_idx: int | None = None,
     seed: int | None = None,
     torch_threads: int | None = None,
-) -> Any:
+) -> MinibatchRl | MinibatchRlEval:
     """A runner training ``algo`` on ``env`` from ``config`` (sections); raises :class:`ConfigError` for
     keywords that a class does not take, naming the section. ``torch_threads`` sets the training process's
     torch threads (default: 1 for MLPs, the CPUs the sampler's workers leave for Atari networks)."""

@@ -211,7 +211,7 @@ def eval_settings(n_envs: int, episode_steps: int | None, episodes: int = 10) ->
     )
 
 
-def parse_assignment(text: str) -> tuple[list[str], Any]:
+def parse_assignment(text: str) -> tuple[list[str], object]:
     """``"algo.learning_rate=1e-3"`` -> ``(["algo", "learning_rate"], 0.001)``; the value is a Python literal."""
     path, sep, value_text = text.partition("=")
     keys = path.strip().split(".")
@@ -227,7 +227,7 @@ def parse_assignment(text: str) -> tuple[list[str], Any]:
     return keys, value
 
 
-def apply_assignment(config: dict[str, Any], text: str) -> None:
+def apply_assignment(config: dict[str, dict[str, object]], text: str) -> None:
     """Apply one ``--set SECTION.KEY[.KEY...]=VALUE`` to ``config`` in place (nested dicts are made)."""
     keys, value = parse_assignment(text)
     section = keys[0]
@@ -235,9 +235,10 @@ def apply_assignment(config: dict[str, Any], text: str) -> None:
         raise ConfigError(f"--set {text!r}: no section {section!r}; this config has {', '.join(config)}.")
     target = config[section]
     for key in keys[1:-1]:
-        if target.get(key) is None:
-            target[key] = {}
-        if not isinstance(target[key], dict):
-            raise ConfigError(f"--set {text!r}: {key!r} holds {target[key]!r}, not a dict of keywords.")
-        target = target[key]
+        inner = target.get(key)
+        if inner is None:
+            inner = target[key] = {}
+        if not isinstance(inner, dict):
+            raise ConfigError(f"--set {text!r}: {key!r} holds {inner!r}, not a dict of keywords.")
+        target = inner
     target[keys[-1]] = value

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from rlrun.utils.data_model import SpaceValue
 
 __all__ = ["Space"]
 
@@ -17,11 +20,11 @@ class Space:
     # Made on first use (or by seed), so subclasses need not call a base __init__.
     _rng: np.random.Generator | None = None
 
-    def sample(self) -> Any:
+    def sample(self) -> SpaceValue:
         """A uniformly random value of the space (from this space's own generator)."""
         raise NotImplementedError
 
-    def null_value(self) -> Any:
+    def null_value(self) -> SpaceValue:
         """A fixed value of the space used to fill buffers and as ``prev_action`` at resets."""
         raise NotImplementedError
 

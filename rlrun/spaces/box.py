@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
@@ -68,7 +67,7 @@ class Box(Space):
             self._null = np.broadcast_to(self._null, self.shape).copy()
 
     @property
-    def bounds(self) -> tuple[Any, Any]:
+    def bounds(self) -> tuple[np.ndarray | np.generic, np.ndarray | np.generic]:
         """``(low, high)``."""
         return self.low, self.high
 

@@ -14,14 +14,15 @@ __all__ = ["Composite"]
 class Composite(Space):
     """Fields ``NamedTupleCls._fields``, each described by the space at the same position."""
 
-    def __init__(self, spaces: Sequence[Space], NamedTupleCls: Any) -> None:
-        if len(spaces) != len(NamedTupleCls._fields):
+    def __init__(self, spaces: Sequence[Space], NamedTupleCls: type[tuple[object, ...]]) -> None:
+        cls: type[NamedArrayTuple] = namedarraytuple_like(NamedTupleCls)  # refuses a class without fields
+        if len(spaces) != len(cls._fields):
             raise ValueError(
-                f"Composite: {len(spaces)} spaces for the {len(NamedTupleCls._fields)} fields "
-                f"{NamedTupleCls._fields} of {NamedTupleCls.__name__}."
+                f"Composite: {len(spaces)} spaces for the {len(cls._fields)} fields {cls._fields} of {cls.__name__}."
             )
         self.spaces = tuple(spaces)
-        self._NamedTupleCls = namedarraytuple_like(NamedTupleCls)
+        # Made at run time: its call takes the fields, which tuple's signature does not say.
+        self._NamedTupleCls: Any = cls
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -20,10 +20,12 @@ from rlrun.spaces.box import Box
 from rlrun.spaces.composite import Composite
 from rlrun.spaces.float_box import FloatBox
 from rlrun.spaces.int_box import IntBox
-from rlrun.utils.collections import is_namedtuple, namedarraytuple
+from rlrun.utils.collections import NamedArrayTuple, is_namedtuple, namedarraytuple
 
 if TYPE_CHECKING:
     import gymnasium
+
+    from rlrun.utils.data_model import SpaceValue
 
 __all__ = ["GymSpaceWrapper", "from_gym_space", "to_gym_space", "field_name"]
 
@@ -106,6 +108,14 @@ def _int_null(null_value: ArrayLike | None, low: int, high: int) -> ArrayLike | 
     return null_value if ok else None
 
 
+def _discrete_scalar_type(space: Any) -> type:
+    """The type of a Discrete gym space's values: its dtype's scalar type, or ``int``."""
+    # A foreign object: old gym's Discrete may have no dtype.
+    dtype = getattr(space, "dtype", None)
+    scalar_type: type = int if dtype is None else dtype.type
+    return scalar_type
+
+
 def _compact(bound: np.ndarray) -> int | float | np.ndarray:
     """A scalar where every element of a bound is the same, else the array."""
     bound = np.asarray(bound)
@@ -163,18 +173,19 @@ class GymSpaceWrapper(Space):
         # revert's fast path for Discrete spaces: the scalar type Gymnasium gets (see revert).
         self._discrete_type: type | None = None
         if self._dict_keys is None and type(space).__name__ == "Discrete":
-            dtype = getattr(space, "dtype", None)  # old gym's Discrete may have no dtype
-            self._discrete_type = int if dtype is None else dtype.type
+            self._discrete_type = _discrete_scalar_type(space)
 
     @property
-    def low(self) -> Any:
+    def low(self) -> np.ndarray | np.generic:
         """The rlrun space's lower bound (a box's)."""
-        return self._box("low").low
+        low: np.ndarray | np.generic = self._box("low").low
+        return low
 
     @property
-    def high(self) -> Any:
+    def high(self) -> np.ndarray | np.generic:
         """The rlrun space's upper bound (a box's)."""
-        return self._box("high").high
+        high: np.ndarray | np.generic = self._box("high").high
+        return high
 
     def _box(self, bound: str) -> Box:
         if not isinstance(self.space, Box):
@@ -208,11 +219,11 @@ class GymSpaceWrapper(Space):
         return self._gym_space
 
     @property
-    def shape(self) -> Any:  # type: ignore[override]  # read through to the wrapped space
+    def shape(self) -> tuple[int, ...] | NamedArrayTuple:  # type: ignore[override]  # read through to the wrapped space
         return self.space.shape
 
     @property
-    def dtype(self) -> Any:  # type: ignore[override]
+    def dtype(self) -> np.dtype | NamedArrayTuple:  # type: ignore[override]
         return self.space.dtype
 
     @property
@@ -221,10 +232,10 @@ class GymSpaceWrapper(Space):
             raise AttributeError(f"{self.space!r} has no n: only an IntBox (a Discrete gym space) has one.")
         return self.space.n
 
-    def sample(self) -> Any:
+    def sample(self) -> SpaceValue:
         return self.space.sample()
 
-    def null_value(self) -> Any:
+    def null_value(self) -> SpaceValue:
         return self.space.null_value()
 
     def seed(self, seed: int | None = None) -> None:
@@ -236,9 +247,10 @@ class GymSpaceWrapper(Space):
     def __repr__(self) -> str:
         return f"GymSpaceWrapper({self.space!r})"
 
-    def convert(self, value: object) -> Any:
+    def convert(self, value: object) -> SpaceValue:
         """Gymnasium value -> rlrun value."""
-        return self._convert(value, self.space, self._dict_keys)
+        converted: SpaceValue = self._convert(value, self.space, self._dict_keys)
+        return converted
 
     def _convert(self, value: Any, space: Any, keys: _Keys) -> Any:
         if keys is None:
@@ -260,7 +272,7 @@ class GymSpaceWrapper(Space):
             items = list(value)
         return cls(*(self._convert(v, s, k) for v, s, k in zip(items, space.spaces, sub_keys)))
 
-    def revert(self, value: Any) -> Any:
+    def revert(self, value: SpaceValue) -> object:
         """rlrun value -> Gymnasium value (a numpy integer scalar of the space's dtype for Discrete spaces,
         as Gymnasium's vector envs pass: ``Discrete.contains`` checks a Python int against ``np.iinfo``,
         which cost more than the rest of the wrapper's step)."""
@@ -272,8 +284,7 @@ class GymSpaceWrapper(Space):
     def _revert(self, value: Any, gym_space: Any, keys: _Keys) -> Any:
         if keys is None:
             if type(gym_space).__name__ == "Discrete":
-                dtype = getattr(gym_space, "dtype", None)  # as in __init__
-                return int(value) if dtype is None else dtype.type(int(value))
+                return _discrete_scalar_type(gym_space)(int(value))
             return np.asarray(value, dtype=gym_space.dtype)
         kind, dict_keys, sub_keys = keys
         if not is_namedtuple(value):

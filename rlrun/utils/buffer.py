@@ -8,7 +8,7 @@ tuples), and which may hold ``None`` leaves that stay ``None``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -27,6 +27,9 @@ __all__ = [
     "buffer_func",
     "get_leading_dims",
 ]
+
+# A (nested) buffer that buffer_to gives back with the same structure and leaf types.
+_Buffer = TypeVar("_Buffer")
 
 
 def buffer_from_example(
@@ -103,15 +106,14 @@ def numpify_buffer(buffer_: Any) -> Any:
     return buffer_
 
 
-def buffer_to(buffer_: Any, device: torch.device | str | None = None) -> Any:
+def buffer_to(buffer_: _Buffer, device: torch.device | str | None = None) -> _Buffer:
     """Move every tensor of a (nested) buffer to ``device``.
 
     Tensors already there and tuples none of whose leaves moved come back as the same objects: an agent
     on the CPU calls this on every step, and rebuilding its namedtuples was most of the cost.
     """
-    if device is None:
-        return _buffer_to(buffer_, None)
-    return _buffer_to(buffer_, torch.device(device))
+    moved: _Buffer = _buffer_to(buffer_, None if device is None else torch.device(device))
+    return moved
 
 
 def _buffer_to(buffer_: Any, device: torch.device | None) -> Any:

@@ -240,7 +240,7 @@ def optional_field(obj: Any, name: str) -> Any:
     return tuple.__getitem__(obj, obj._fields.index(name)) if name in fields_of(obj) else None
 
 
-def namedarraytuple_like(namedtuple_or_class: Any, classname_suffix: bool = False) -> Any:
+def namedarraytuple_like(namedtuple_or_class: object, classname_suffix: bool = False) -> Any:
     """The namedarraytuple class with the name and fields of a namedtuple instance or class.
 
     A namedarraytuple instance or class gives its own class back.

@@ -6,8 +6,8 @@ the library reads, so that a signature such as ``optimize_agent(itr, samples: Sa
 what flows between packages and mypy checks every access. Any namedarraytuple with those fields
 matches; nothing needs to subclass them. Every leaf is a ``torch.Tensor`` or ``np.ndarray`` with
 leading dims ``[T, B]`` (``[B]`` for one step). ``agent_info`` and ``env_info`` are namedarraytuples;
-an observation or action is an array, or a namedarraytuple of them for a dict or tuple space, so it
-stays ``Any``.
+an observation or action is an array, or a namedarraytuple of them for a dict or tuple space
+(:data:`ArrayTree`; :data:`SpaceValue` for one env's value, before it is batched).
 
 Fields that only some batches carry (``bootstrap_value``, ``env_info.timeout``,
 ``agent_info.prev_rnn_state``) are read with :func:`rlrun.utils.collections.optional_field`.
@@ -15,7 +15,7 @@ Fields that only some batches carry (``bootstrap_value``, ``env_info.timeout``,
 
 from __future__ import annotations
 
-from typing import Any, Protocol, TypeAlias
+from typing import Protocol, TypeAlias
 
 import numpy as np
 import torch
@@ -24,6 +24,8 @@ from rlrun.utils.collections import NamedArrayTuple
 
 __all__ = [
     "Array",
+    "ArrayTree",
+    "SpaceValue",
     "AgentInputsBatch",
     "AgentStepBatch",
     "AgentSamplesBatch",
@@ -34,16 +36,21 @@ __all__ = [
 ]
 
 Array: TypeAlias = "torch.Tensor | np.ndarray"
+# An observation or action in a batch: an array, or a namedarraytuple of arrays for a dict or tuple space.
+ArrayTree: TypeAlias = "torch.Tensor | np.ndarray | NamedArrayTuple"
+# A value of a space, as an env returns or takes it: an array (a numpy scalar for a 0-d box), or a
+# namedarraytuple of them for a dict or tuple space.
+SpaceValue: TypeAlias = "np.ndarray | NamedArrayTuple"
 
 
 class AgentInputsBatch(Protocol):
     """What an agent's ``step`` and ``__call__`` take: ``AgentInputs(observation, prev_action, prev_reward)``."""
 
     @property
-    def observation(self) -> Any: ...
+    def observation(self) -> ArrayTree: ...
 
     @property
-    def prev_action(self) -> Any: ...
+    def prev_action(self) -> ArrayTree: ...
 
     @property
     def prev_reward(self) -> torch.Tensor: ...
@@ -53,7 +60,7 @@ class AgentStepBatch(Protocol):
     """What an agent's ``step`` returns: ``AgentStep(action, agent_info)`` (a plain 2-tuple also unpacks)."""
 
     @property
-    def action(self) -> Any: ...
+    def action(self) -> ArrayTree: ...
 
     @property
     def agent_info(self) -> NamedArrayTuple: ...
@@ -63,10 +70,10 @@ class AgentSamplesBatch(Protocol):
     """``samples.agent``: the agent's side of a batch (``bootstrap_value`` too when the algorithm asks)."""
 
     @property
-    def action(self) -> Any: ...
+    def action(self) -> ArrayTree: ...
 
     @property
-    def prev_action(self) -> Any: ...
+    def prev_action(self) -> ArrayTree: ...
 
     @property
     def agent_info(self) -> NamedArrayTuple: ...
@@ -76,7 +83,7 @@ class EnvSamplesBatch(Protocol):
     """``samples.env``: the env's side of a batch."""
 
     @property
-    def observation(self) -> Any: ...
+    def observation(self) -> ArrayTree: ...
 
     @property
     def reward(self) -> Array: ...
@@ -106,13 +113,13 @@ class EnvStepResult(Protocol):
     """What an env's ``step`` returns: ``EnvStep(observation, reward, done, env_info)``."""
 
     @property
-    def observation(self) -> Any: ...
+    def observation(self) -> ArrayTree: ...
 
     @property
-    def reward(self) -> Any: ...
+    def reward(self) -> float | np.number | np.ndarray: ...
 
     @property
-    def done(self) -> Any: ...
+    def done(self) -> bool | np.bool_ | np.ndarray: ...
 
     @property
     def env_info(self) -> NamedArrayTuple: ...
@@ -128,7 +135,7 @@ class ReplayBatch(Protocol):
     def agent_inputs(self) -> AgentInputsBatch: ...
 
     @property
-    def action(self) -> Any: ...
+    def action(self) -> ArrayTree: ...
 
     @property
     def return_(self) -> torch.Tensor: ...

@@ -8,11 +8,14 @@ Models take input shaped ``[T, B, *shape]``, ``[B, *shape]`` or ``[*shape]``. Th
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 
 __all__ = ["infer_leading_dims", "restore_leading_dims", "valid_mean", "select_at_indexes", "to_onehot", "from_onehot"]
+
+# One tensor, None, or a tuple or list of them: restore_leading_dims gives back the same kind.
+_Tensors = TypeVar("_Tensors")
 
 
 def infer_leading_dims(tensor: torch.Tensor, dim: int) -> tuple[int, int, int, tuple[int, ...]]:
@@ -36,7 +39,7 @@ def infer_leading_dims(tensor: torch.Tensor, dim: int) -> tuple[int, int, int, t
     return lead_dim, T, B, shape
 
 
-def restore_leading_dims(tensors: Any, lead_dim: int, T: int = 1, B: int = 1) -> Any:
+def restore_leading_dims(tensors: _Tensors, lead_dim: int, T: int = 1, B: int = 1) -> _Tensors:
     """Undo the folding of ``[T*B, ...]`` back to ``[T, B, ...]``, ``[B, ...]`` or ``[...]``.
 
     Accepts one tensor or a tuple/list of them (returns the same kind); ``None`` passes through.
@@ -44,7 +47,7 @@ def restore_leading_dims(tensors: Any, lead_dim: int, T: int = 1, B: int = 1) ->
     if lead_dim not in (0, 1, 2):
         raise ValueError(f"lead_dim must be 0, 1 or 2 (as returned by infer_leading_dims), got {lead_dim}.")
     is_seq = isinstance(tensors, (tuple, list))
-    items = tensors if is_seq else (tensors,)
+    items: Any = tensors if is_seq else (tensors,)  # tensors (or None), whatever the container
     if lead_dim == 2:
         out = [None if t is None else t.view((T, B) + tuple(t.shape[1:])) for t in items]
     elif lead_dim == 0:
@@ -53,7 +56,9 @@ def restore_leading_dims(tensors: Any, lead_dim: int, T: int = 1, B: int = 1) ->
         out = [None if t is None else t.squeeze(0) for t in items]
     else:
         out = list(items)
-    return type(tensors)(out) if is_seq else out[0]
+    restored: Any = type(items)(out) if is_seq else out[0]  # the kind of container given
+    result: _Tensors = restored
+    return result
 
 
 def valid_mean(

@@ -396,7 +396,11 @@ class DQN(RlAlgorithm[DqnAgent]):
 
     @staticmethod
     def samples_to_buffer_from(
-        observation: SpaceTensor | np.ndarray, action: Array, reward: Array, done: Array, env_info: NamedArrayTuple
+        observation: SpaceTensor | np.ndarray,
+        action: SpaceTensor | np.ndarray,
+        reward: Array,
+        done: Array,
+        env_info: NamedArrayTuple,
     ) -> NamedArrayTuple:
         """:data:`SamplesToBufferTl` when ``env_info`` has ``timeout``, else :data:`SamplesToBuffer`."""
         timeout = optional_field(env_info, "timeout")

@@ -205,7 +205,7 @@ class OffPolicyActorCritic(RlAlgorithm[QpgAgentBase]):
     def samples_to_buffer_from(
         self,
         observation: SpaceTensor | np.ndarray,
-        action: Array,
+        action: SpaceTensor | np.ndarray,
         reward: Array,
         done: Array,
         env_info: NamedArrayTuple,

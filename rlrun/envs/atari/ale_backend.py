@@ -8,6 +8,7 @@ the two lives here, so :class:`~rlrun.envs.atari.atari_env.AtariEnv` talks to on
 from __future__ import annotations
 
 import difflib
+import enum
 import functools
 import os
 import re
@@ -84,7 +85,8 @@ class AleBackend:
     @staticmethod
     def action_codes(ale: Any) -> list[int]:
         """The game's minimal action set as plain ints (ale-py gives ``Action`` enum members)."""
-        return [int(getattr(a, "value", a)) for a in ale.getMinimalActionSet()]  # enum members or ints
+        # ale-py gives enum members (not ints: int() refuses them), atari-py ints.
+        return [int(a.value) if isinstance(a, enum.Enum) else int(a) for a in ale.getMinimalActionSet()]
 
 
 def _snake_case(name: str) -> str:

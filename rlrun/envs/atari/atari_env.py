@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numbers
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,7 +24,10 @@ from rlrun.envs.base import Env, EnvStep
 from rlrun.envs.traj_info import TrajInfo
 from rlrun.envs.validation import check_action
 from rlrun.spaces.int_box import IntBox
-from rlrun.utils.collections import namedtuple, optional_field
+from rlrun.utils.collections import NamedArrayTuple, namedtuple, optional_field
+
+if TYPE_CHECKING:
+    from rlrun.utils.data_model import SpaceValue
 
 __all__ = ["AtariEnv", "AtariTrajInfo", "AtariEnvInfo", "ACTION_MEANING", "ACTION_INDEX", "H", "W"]
 
@@ -68,7 +71,15 @@ class AtariTrajInfo(TrajInfo):
         super().__init__(**kwargs)
         self.GameScore = 0.0
 
-    def step(self, observation: Any, action: Any, reward: float, done: bool, agent_info: Any, env_info: Any) -> None:
+    def step(
+        self,
+        observation: SpaceValue,
+        action: SpaceValue,
+        reward: float,
+        done: bool,
+        agent_info: NamedArrayTuple | None,
+        env_info: tuple[object, ...],
+    ) -> None:
         super().step(observation, action, reward, done, agent_info, env_info)
         self.GameScore += float(optional_field(env_info, "game_score") or 0.0)
 

@@ -13,6 +13,7 @@ its step budget (see tests/test_learning.py and benchmarks/learning_cartpole.py)
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
 
 import torch
@@ -115,7 +116,7 @@ def build_runner(
     n_steps: int | None = None,
     log_interval_steps: int = 10_000,
     eval_episodes: int = 10,
-    overrides: dict[str, dict[str, Any]] | None = None,
+    overrides: Mapping[str, Mapping[str, object]] | None = None,
     affinity: dict[str, Any] | None = None,
     SamplerCls: type = SerialSampler,
     eval_n_envs: int | None = None,

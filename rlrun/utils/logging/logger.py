@@ -34,7 +34,7 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TextIO
+from typing import Any, Protocol, TextIO, TypeVar
 
 import numpy as np
 import torch
@@ -42,6 +42,8 @@ from numpy.typing import ArrayLike
 
 from rlrun.utils.logging import progress
 from rlrun.utils.logging.tabular import CsvOutput, format_table, to_scalar
+
+_Value = TypeVar("_Value")  # a row's values, which console_row passes through
 
 SNAPSHOT_MODES = ("none", "last", "all", "gap", "last+gap")
 MISC_STATS = ("Average", "Std", "Median", "Min", "Max")
@@ -68,7 +70,7 @@ class _State:
     tabular_disabled: bool = False
     disable_prefix: bool = False
     console: bool = True
-    summary_writer: Any = None
+    summary_writer: ScalarWriter | None = None
     trackers: list[Tracker] = field(default_factory=list)  # W&B and the like: every row, at the iteration
     tf_summary_dir: str | None = None
     iteration: int = 0
@@ -394,12 +396,12 @@ def get_full_console_table() -> bool:
     return _state.full_console_table
 
 
-def console_row(row: dict[str, Any], hidden: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:
+def console_row(row: Mapping[str, _Value], hidden: set[str] | frozenset[str] = frozenset()) -> dict[str, _Value]:
     """The part of ``row`` the console table shows: without the ``hidden`` keys and ``nan`` values."""
     return {k: v for k, v in row.items() if k not in hidden and not _is_nan(v)}
 
 
-def _is_nan(value: Any) -> bool:
+def _is_nan(value: object) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral) and math.isnan(value)
 
 
@@ -477,10 +479,19 @@ def hold_tabular_output(file_name: str) -> None:
         _state.held_csv_outputs[path] = out
 
 
+class ScalarWriter(Protocol):
+    """What :func:`set_tf_summary_writer` takes: TensorBoard's ``SummaryWriter`` or anything with its
+    ``add_scalar`` and ``flush`` (a ``close`` method, where it has one, is called when the logger resets)."""
+
+    def add_scalar(self, tag: str, scalar_value: float, global_step: int | None = None) -> object: ...
+
+    def flush(self) -> object: ...
+
+
 class Tracker(Protocol):
     """An experiment tracker (:class:`~rlrun.utils.logging.tracking.WandbTracker`): gets every dumped row."""
 
-    def log_row(self, row: Mapping[str, Any], step: int) -> None: ...
+    def log_row(self, row: Mapping[str, object], step: int) -> None: ...
 
     def log_video(self, path: str, step: int, key: str = "video") -> None: ...
 
@@ -497,13 +508,13 @@ def get_trackers() -> list[Tracker]:
     return list(_state.trackers)
 
 
-def set_tf_summary_writer(writer_name: Any) -> None:
+def set_tf_summary_writer(writer_name: ScalarWriter | None) -> None:
     """Send every numeric value of each dumped row to ``writer_name.add_scalar(tag, value, iteration)``
     (a ``SummaryWriter``; the parameter keeps rlpyt's name)."""
     _state.summary_writer = writer_name
 
 
-def get_tf_summary_writer() -> Any:
+def get_tf_summary_writer() -> ScalarWriter | None:
     return _state.summary_writer
 
 

@@ -32,7 +32,7 @@ class WandbTracker:
         self,
         run_dir: str,
         name: str,
-        config: Mapping[str, Any],
+        config: Mapping[str, object],
         project: str | None = None,
         **init_kwargs: Any,
     ) -> None:
@@ -59,7 +59,7 @@ class WandbTracker:
             **init_kwargs,
         )
 
-    def log_row(self, row: Mapping[str, Any], step: int) -> None:
+    def log_row(self, row: Mapping[str, object], step: int) -> None:
         """Every real-valued column of ``row`` (names as in ``progress.csv``) at ``step``."""
         values = {k: float(v) for k, v in row.items() if isinstance(v, numbers.Real) and not isinstance(v, bool)}
         if values:

@@ -22,6 +22,7 @@ deterministic episodes; see tests/algos/qpg/test_qpg_learning.py and benchmarks/
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
 
 from rlrun.agents.base import BaseAgent
@@ -94,7 +95,7 @@ def build_runner(
     n_steps: int | None = None,
     log_interval_steps: int = 1000,
     eval_episodes: int = 10,
-    overrides: dict[str, dict[str, Any]] | None = None,
+    overrides: Mapping[str, Mapping[str, object]] | None = None,
     affinity: dict[str, Any] | None = None,
 ) -> MinibatchRlEval[BaseAgent]:
     """A MinibatchRlEval runner for ``algo`` ("sac", "td3" or "ddpg") on Pendulum-v1 with a SerialSampler.
