@@ -17,6 +17,7 @@ from rlrun.experiments.registry import ConfigError, EnvChoice
 from rlrun.utils.launching.affinity import default_affinity, master_threads_beside_workers
 
 if TYPE_CHECKING:
+    from rlrun.agents.base import BaseAgent
     from rlrun.runners.minibatch_rl import MinibatchRl, MinibatchRlEval
 
 __all__ = [
@@ -150,7 +151,7 @@ def build_runner(
     cuda_idx: int | None = None,
     seed: int | None = None,
     torch_threads: int | None = None,
-) -> MinibatchRl | MinibatchRlEval:
+) -> MinibatchRl[BaseAgent] | MinibatchRlEval[BaseAgent]:
     """A runner training ``algo`` on ``env`` from ``config`` (sections); raises :class:`ConfigError` for
     keywords that a class does not take, naming the section. ``torch_threads`` sets the training process's
     torch threads (default: 1 for MLPs, the CPUs the sampler's workers leave for Atari networks)."""
