@@ -195,7 +195,7 @@ def test_rlpyts_alternating_names_are_the_same_agents_alternating(alias, agent_c
     assert alias.recurrent and issubclass(alias, RecurrentAgentMixin) and issubclass(agent_cls, RecurrentAgentMixin)
     assert inspect.signature(alias.__init__) == inspect.signature(agent_cls.__init__)
     own = {"alternating", "__init__", "__doc__", "__module__", "__qualname__", "__firstlineno__"}
-    own |= {"__static_attributes__", "__dict__", "__weakref__"}
+    own |= {"__static_attributes__", "__dict__", "__weakref__", "__slotnames__"}  # the last: cached by pickling
     differing = [
         name
         for name in dir(agent_cls)
