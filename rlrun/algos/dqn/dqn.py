@@ -14,7 +14,8 @@ import torch
 from rlrun.agents.base import BaseAgent, SpaceTensor
 from rlrun.agents.dqn.dqn_agent import DqnAgent
 from rlrun.algos.base import OptInfoTuple, RlAlgorithm
-from rlrun.algos.optim import clip_grad_norm, make_optimizer, optimizer_parameters
+from rlrun.algos.opt_info import StepValue, opt_info_to_host
+from rlrun.algos.optim import clip_grad_norm_tensor, make_optimizer, optimizer_parameters
 from rlrun.replays.factory import Prioritized, make_replay_buffer
 from rlrun.utils.collections import NamedArrayTuple, namedarraytuple, namedtuple, optional_field
 from rlrun.utils.data_model import Array, SamplesBatch
@@ -301,6 +302,7 @@ class DQN(RlAlgorithm[DqnAgent]):
             return opt_info
         for _ in range(self.updates_per_optimize):
             self.train_step(opt_info)
+        opt_info_to_host(opt_info)  # the steps' figures stayed on the device until now
         return opt_info
 
     def train_step(self, opt_info: Any) -> torch.Tensor:
@@ -310,16 +312,23 @@ class DQN(RlAlgorithm[DqnAgent]):
         loss, td_abs_errors, priorities = self.loss_and_priorities(samples_from_replay)
         self.optimizer.zero_grad()
         torch.autograd.backward(loss)
-        grad_norm = clip_grad_norm(optimizer_parameters(self.optimizer), self.clip_grad_norm)
+        grad_norm = clip_grad_norm_tensor(optimizer_parameters(self.optimizer), self.clip_grad_norm)
         self.optimizer.step()
+        step_figures = (loss.detach(), grad_norm, td_abs_errors.mean())
+        figures: list[StepValue] = list(step_figures)
         if self.prioritized_replay:
-            self.replay_buffer.update_batch_priorities(priorities)
+            # The replay needs the priorities on the host now: this step's figures come back in the same copy.
+            on_device = [x.reshape(-1).to(grad_norm) for x in (priorities.detach(), *step_figures)]
+            host = torch.cat(on_device).cpu().numpy()
+            self.replay_buffer.update_batch_priorities(host[: -len(figures)])
+            figures = host[-len(figures) :].tolist()
         self.update_counter += 1
         if self.update_counter % self.target_update_interval == 0:
             self.agent.update_target(self.target_update_tau)
-        opt_info.loss.append(loss.item())
-        opt_info.gradNorm.append(grad_norm)
-        opt_info.tdAbsErr.append(td_abs_errors.mean().item())
+        # 0-dim tensors, left on the device, are read back once per iteration by optimize_agent.
+        opt_info.loss.append(figures[0])
+        opt_info.gradNorm.append(figures[1])
+        opt_info.tdAbsErr.append(figures[2])
         return priorities
 
     def sample_replay(self) -> NamedArrayTuple:

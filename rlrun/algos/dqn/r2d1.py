@@ -335,7 +335,7 @@ class R2D1(DQN):
     def train_step(self, opt_info: Any) -> torch.Tensor:
         """DQN's gradient step; ``opt_info.priority`` also gets the new sequence priorities."""
         priorities = super().train_step(opt_info)
-        opt_info.priority.extend(priorities.tolist())
+        opt_info.priority.append(priorities.detach())  # its values, once per iteration
         return priorities
 
     def loss(self, samples: NamedArrayTuple) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:  # type: ignore[override]

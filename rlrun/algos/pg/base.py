@@ -9,6 +9,7 @@ import torch
 
 from rlrun.agents.base import AgentInputs, BaseAgent
 from rlrun.algos.base import RlAlgorithm
+from rlrun.algos.opt_info import StepValue
 from rlrun.algos.optim import make_optimizer
 from rlrun.distributions.base import Distribution
 from rlrun.models.lstm import RecurrentState
@@ -94,9 +95,10 @@ def require_samples(algo: RlAlgorithm[BaseAgent], samples: SamplesBatch | None) 
     return samples
 
 
-def scalar(value: torch.Tensor | None) -> float:
-    """A diagnostic for opt_info: the tensor's value, or NaN when a custom loss did not give it."""
-    return float("nan") if value is None else value.item()
+def scalar(value: torch.Tensor | None) -> StepValue:
+    """A diagnostic for opt_info: the tensor, detached and left on its device (``opt_info_to_host`` reads
+    it back with the others), or NaN when a custom loss did not give it."""
+    return float("nan") if value is None else value.detach()
 
 
 def entropy_and_perplexity(

@@ -10,7 +10,8 @@ import torch
 from rlrun.agents.base import AgentInputs
 from rlrun.agents.pg.base import rnn_state_from_storage
 from rlrun.algos.base import OptInfoTuple
-from rlrun.algos.optim import clip_grad_norm, optimizer_parameters
+from rlrun.algos.opt_info import opt_info_to_host
+from rlrun.algos.optim import clip_grad_norm_tensor, optimizer_parameters
 from rlrun.algos.pg.base import (
     LossTerms,
     OptInfo,
@@ -169,18 +170,20 @@ class PPO(PolicyGradientAlgo):
 
                 self.optimizer.zero_grad()
                 terms.loss.backward()
-                grad_norm = clip_grad_norm(optimizer_parameters(self.optimizer), self.clip_grad_norm)
+                grad_norm = clip_grad_norm_tensor(optimizer_parameters(self.optimizer), self.clip_grad_norm)
                 self.optimizer.step()
                 self.update_counter += 1
 
-                opt_info.loss.append(terms.loss.item())
+                # 0-dim tensors, left on the device until the epochs end: one read back for all.
+                opt_info.loss.append(terms.loss.detach())
                 opt_info.gradNorm.append(grad_norm)
-                opt_info.entropy.append(terms.entropy.item())
-                opt_info.perplexity.append(terms.perplexity.item())
+                opt_info.entropy.append(terms.entropy.detach())
+                opt_info.perplexity.append(terms.perplexity.detach())
                 opt_info.piLoss.append(scalar(terms.pi_loss))
                 opt_info.valueLoss.append(scalar(terms.value_loss))
                 opt_info.approxKl.append(scalar(terms.approx_kl))
                 opt_info.clipFraction.append(scalar(terms.clip_fraction))
+        opt_info_to_host(opt_info)
         return opt_info
 
     def loss(

@@ -15,6 +15,7 @@ from rlrun.agents.base import SpaceTensor
 from rlrun.agents.qpg.base import QpgAgentBase
 from rlrun.algos.base import OptInfoTuple, RlAlgorithm
 from rlrun.algos.dqn.dqn import SamplesToBuffer, SamplesToBufferTl
+from rlrun.algos.opt_info import opt_info_to_host
 from rlrun.algos.optim import clipped_step, fused_adam_kwargs, make_optimizer
 from rlrun.replays.factory import make_replay_buffer
 from rlrun.utils.collections import NamedArrayTuple, fields_of, optional_field
@@ -252,6 +253,7 @@ class OffPolicyActorCritic(RlAlgorithm[QpgAgentBase]):
             self.train_step(samples_from_replay, opt_info)
             if self.update_counter % self.target_update_interval == 0:
                 self.agent.update_target(self.target_update_tau)
+        opt_info_to_host(opt_info)  # the steps' figures stayed on the device until now
         return opt_info
 
     def empty_opt_info(self) -> Any:
@@ -259,8 +261,8 @@ class OffPolicyActorCritic(RlAlgorithm[QpgAgentBase]):
         raise NotImplementedError
 
     def train_step(self, samples: NamedArrayTuple, opt_info: Any) -> None:
-        """One gradient step (of each optimiser due) on a replay batch; append to ``opt_info``'s lists.
-        ``update_counter`` already counts this step."""
+        """One gradient step (of each optimiser due) on a replay batch; append to ``opt_info``'s lists
+        (0-dim tensors, read back once per iteration, or floats). ``update_counter`` already counts this step."""
         raise NotImplementedError
 
     def target_discount(self, samples: NamedArrayTuple) -> torch.Tensor | float:

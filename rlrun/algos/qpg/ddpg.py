@@ -100,12 +100,12 @@ class DDPG(OffPolicyActorCritic):
         """A critic step, then a policy step on the same batch when ``update_counter`` is due."""
         q_loss = self.q_loss(samples)
         q_grad_norm = clipped_step(self.q_optimizer, q_loss, self.agent.q_parameters(), self.clip_grad_norm)
-        opt_info.qLoss.append(q_loss.item())
+        opt_info.qLoss.append(q_loss.detach())  # read back once per iteration, by optimize_agent
         opt_info.qGradNorm.append(q_grad_norm)
         if self.update_counter % self.policy_update_interval == 0:
             mu_loss = self.mu_loss(samples)
             mu_grad_norm = clipped_step(self.mu_optimizer, mu_loss, self.agent.mu_parameters(), self.clip_grad_norm)
-            opt_info.muLoss.append(mu_loss.item())
+            opt_info.muLoss.append(mu_loss.detach())
             opt_info.muGradNorm.append(mu_grad_norm)
 
     def mu_loss(self, samples: NamedArrayTuple, valid: torch.Tensor | None = None) -> torch.Tensor:

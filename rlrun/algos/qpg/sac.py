@@ -181,27 +181,29 @@ class SAC(OffPolicyActorCritic):
         self,
         opt_info: Any,
         losses: tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None],
-        grad_norms: tuple[float, float, float],
+        grad_norms: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
         values: tuple[torch.Tensor, ...],
     ) -> None:
         """Append one gradient step's diagnostics to ``opt_info``'s lists, in place: the losses
         ``(q1, q2, pi, alpha)`` and ``values`` ``(q1, q2, pi_mean, pi_log_std)`` of :meth:`loss`, the
-        gradient norms ``(q1, q2, pi)``. Override it to log more per step."""
+        gradient norms ``(q1, q2, pi)``, all tensors. Append 0-dim tensors (or floats) to log more per step:
+        :meth:`optimize_agent` reads the tensors back to the host once per iteration."""
         q1_loss, q2_loss, pi_loss, _alpha_loss = losses
         q1_grad_norm, q2_grad_norm, pi_grad_norm = grad_norms
         q1, q2, pi_mean, pi_log_std = values
-        opt_info.q1Loss.append(q1_loss.item())
-        opt_info.q2Loss.append(q2_loss.item())
-        opt_info.piLoss.append(pi_loss.item())
+        # 0-dim tensors, left on the device: optimize_agent reads them all back once per iteration.
+        opt_info.q1Loss.append(q1_loss.detach())
+        opt_info.q2Loss.append(q2_loss.detach())
+        opt_info.piLoss.append(pi_loss.detach())
         opt_info.q1GradNorm.append(q1_grad_norm)
         opt_info.q2GradNorm.append(q2_grad_norm)
         opt_info.piGradNorm.append(pi_grad_norm)
-        opt_info.q1.append(q1.mean().item())  # batch means: one value per gradient step
-        opt_info.q2.append(q2.mean().item())
-        opt_info.piMu.append(pi_mean.mean().item())
-        opt_info.piLogStd.append(pi_log_std.mean().item())
-        opt_info.qMeanDiff.append((q1 - q2).abs().mean().item())
-        opt_info.alpha.append(self.alpha)
+        opt_info.q1.append(q1.mean())  # batch means: one value per gradient step
+        opt_info.q2.append(q2.mean())
+        opt_info.piMu.append(pi_mean.mean())
+        opt_info.piLogStd.append(pi_log_std.mean())
+        opt_info.qMeanDiff.append((q1 - q2).abs().mean())
+        opt_info.alpha.append(self._alpha.reshape(()))
 
     def loss(
         self, samples: NamedArrayTuple
@@ -235,7 +237,6 @@ class SAC(OffPolicyActorCritic):
         """The action prior's log density: 0 for ``"uniform"``, a unit normal's for ``"gaussian"``."""
         if self.action_prior_distribution is None:
             return 0.0
-        action = action.cpu()
         return self.action_prior_distribution.log_likelihood(action, DistInfo(mean=torch.zeros_like(action)))
 
     def get_action_prior(self, action: torch.Tensor) -> torch.Tensor | float:
