@@ -8,10 +8,12 @@ instead, and :func:`opt_info_to_host` reads them all back with one copy at the e
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TypeAlias
+from collections.abc import Iterable
+from typing import TypeAlias, cast
 
 import torch
+
+from rlrun.algos.base import OptInfoTuple
 
 __all__ = ["StepValue", "opt_info_to_host"]
 
@@ -19,16 +21,16 @@ __all__ = ["StepValue", "opt_info_to_host"]
 StepValue: TypeAlias = "float | torch.Tensor"
 
 
-def opt_info_to_host(opt_info: Sequence[list[StepValue]]) -> None:
+def opt_info_to_host(opt_info: Iterable[list[StepValue]]) -> OptInfoTuple:
     """Replace, in place, every tensor in ``opt_info``'s lists by its float value (a tensor of several
-    values, e.g. a step's priorities, by its values in order).
+    values, e.g. a step's priorities, by its values in order), and return ``opt_info``.
 
     The tensors are gathered on one device (a GPU's when any is there; CPU values are copied to it) and
     read with a single ``.tolist()``: one device-to-host transfer per iteration. Floats already in the
     lists (a subclass's ``append_opt_info_`` may append them) stay as they are."""
     tensors = [value for values in opt_info for value in values if isinstance(value, torch.Tensor)]
     if not tensors:
-        return
+        return cast(OptInfoTuple, opt_info)  # nothing but floats in its lists
     device = next((t.device for t in tensors if t.device.type != "cpu"), tensors[0].device)
     dtype = tensors[0].dtype
     tensors = [t.detach() for t in tensors]
@@ -50,3 +52,4 @@ def opt_info_to_host(opt_info: Sequence[list[StepValue]]) -> None:
             else:
                 on_host.append(value)
         values[:] = on_host
+    return cast(OptInfoTuple, opt_info)  # the same tuple, whose lists now hold floats only

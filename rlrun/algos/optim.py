@@ -12,9 +12,10 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, overload
 
 import torch
+from torch.optim.optimizer import ParamsT
 
 __all__ = [
     "RMSpropTF",
@@ -45,7 +46,7 @@ class RMSpropTF(torch.optim.Optimizer):
 
     def __init__(
         self,
-        params: Iterable[torch.Tensor] | Iterable[dict[str, Any]],
+        params: ParamsT,  # torch's: tensors, or parameter groups (dicts)
         lr: float = 1e-2,
         alpha: float = 0.99,
         eps: float = 1e-10,
@@ -59,8 +60,14 @@ class RMSpropTF(torch.optim.Optimizer):
             raise ValueError(f"RMSpropTF: alpha must be in [0, 1), got {alpha}.")
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, momentum=momentum, weight_decay=weight_decay))
 
+    @overload
+    def step(self, closure: None = None) -> None: ...
+
+    @overload
+    def step(self, closure: Callable[[], float]) -> float: ...
+
     @torch.no_grad()
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+    def step(self, closure: Callable[[], float] | None = None) -> float | None:
         loss = None
         if closure is not None:
             with torch.enable_grad():

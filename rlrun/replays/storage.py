@@ -238,16 +238,23 @@ class NStepReturnStorage:
         "samples_valid",
     )
 
+    def stored_state_arrays(self) -> list[str]:
+        """The names in :attr:`state_arrays` this storage holds: the time-limit arrays only with
+        ``has_timeout``, ``samples_valid`` only under a wait-reset sampler."""
+        absent = set() if self.has_timeout else {"samples_timeout_n", "samples_steps_n"}
+        if self.samples_valid is None:
+            absent.add("samples_valid")
+        return [name for name in self.state_arrays if name not in absent]
+
     def state_dict(self) -> dict[str, Any]:
         """The cursor, the fill flag and every stored array (references, for saving at once)."""
-        # samples_timeout_n and samples_steps_n exist only with time limits (has_timeout).
-        arrays = {name: getattr(self, name, None) for name in self.state_arrays}
-        return dict(t=self.t, full=self.full, arrays={k: v for k, v in arrays.items() if v is not None})
+        arrays = {name: getattr(self, name) for name in self.stored_state_arrays()}
+        return dict(t=self.t, full=self.full, arrays=arrays)
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Refill this storage (built with the same settings) from :meth:`state_dict`'s output."""
         arrays = state["arrays"]
-        mine = [name for name in self.state_arrays if getattr(self, name, None) is not None]  # as in state_dict
+        mine = self.stored_state_arrays()
         if sorted(arrays) != sorted(mine):
             raise ValueError(
                 f"The checkpoint's replay stores {sorted(arrays)}, this one {sorted(mine)}: it was saved by a run "

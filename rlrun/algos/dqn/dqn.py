@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 import torch
@@ -16,8 +16,9 @@ from rlrun.agents.dqn.dqn_agent import DqnAgent
 from rlrun.algos.base import OptInfoTuple, RlAlgorithm
 from rlrun.algos.opt_info import StepValue, opt_info_to_host
 from rlrun.algos.optim import clip_grad_norm_tensor, make_optimizer, optimizer_parameters
+from rlrun.replays.base import BaseReplayBuffer
 from rlrun.replays.factory import Prioritized, make_replay_buffer
-from rlrun.utils.collections import NamedArrayTuple, namedarraytuple, namedtuple, optional_field
+from rlrun.utils.collections import NamedArrayTuple, namedarraytuple, optional_field
 from rlrun.utils.data_model import Array, SamplesBatch
 from rlrun.utils.tensor import select_at_indexes
 
@@ -28,12 +29,37 @@ __all__ = ["DQN", "OptInfo", "SamplesToBuffer", "SamplesToBufferTl"]
 
 _log = logging.getLogger(__name__)
 
-OptInfo = namedtuple("OptInfo", ["loss", "gradNorm", "tdAbsErr"])
+
+class OptInfo(NamedTuple):
+    """DQN's diagnostics, a list per field with one value per gradient step."""
+
+    loss: list[StepValue]
+    gradNorm: list[StepValue]
+    tdAbsErr: list[StepValue]
+
+
+class DqnStepLog(Protocol):
+    """The ``OptInfo`` fields :meth:`DQN.train_step` appends to (R2D1's OptInfo has one more)."""
+
+    @property
+    def loss(self) -> list[StepValue]: ...
+
+    @property
+    def gradNorm(self) -> list[StepValue]: ...
+
+    @property
+    def tdAbsErr(self) -> list[StepValue]: ...
+
+    def __iter__(self) -> Iterator[list[StepValue]]: ...
+
+
+StepLogT = TypeVar("StepLogT", bound=DqnStepLog)
+
 SamplesToBuffer = namedarraytuple("SamplesToBuffer", ["observation", "action", "reward", "done"])
 SamplesToBufferTl = namedarraytuple("SamplesToBufferTl", SamplesToBuffer._fields + ("timeout",))
 
 
-class DQN(RlAlgorithm[DqnAgent]):
+class DQN(RlAlgorithm[DqnAgent], Generic[StepLogT]):
     """Q-learning on transitions drawn from a replay of the last ``replay_size`` steps.
 
     Per sampler iteration, :meth:`optimize_agent` appends the batch to the replay, then (from
@@ -67,7 +93,7 @@ class DQN(RlAlgorithm[DqnAgent]):
     :meth:`initialize`; each :meth:`optimize_agent` call then takes ``updates_per_sync`` gradient steps.
     """
 
-    opt_info_fields = OptInfo._fields
+    opt_info_fields: tuple[str, ...] = OptInfo._fields
     OptInfoCls: Any = OptInfo
     mid_batch_reset: bool = True  # set by initialize; until then the replay assumes envs reset mid-batch
 
@@ -161,7 +187,7 @@ class DQN(RlAlgorithm[DqnAgent]):
         mid_batch_reset: bool,
         examples: dict[str, Any],
         world_size: int = 1,
-    ) -> Any:
+    ) -> BaseReplayBuffer:
         """For asynchronous runners, before any process starts: the epsilon schedule (the agent holds it in
         shared memory, so the sampler follows it) and the replay in shared memory, which is returned for
         the copier processes. The optimiser comes later, in :meth:`optim_initialize`.
@@ -173,7 +199,8 @@ class DQN(RlAlgorithm[DqnAgent]):
         if int(self.updates_per_sync) < 1:
             raise ValueError(f"updates_per_sync must be at least 1, got {self.updates_per_sync}.")
         self._initialize(agent, sampler_n_itr, batch_spec, mid_batch_reset, examples, world_size, async_=True)
-        return self.replay_buffer
+        replay: BaseReplayBuffer = self.replay_buffer
+        return replay
 
     def _initialize(
         self,
@@ -279,7 +306,9 @@ class DQN(RlAlgorithm[DqnAgent]):
                     "never trained on. Accept it (rlrun's replays do), or use a sampler that resets mid-batch."
                 )
             replay_kwargs.update(mid_batch_reset=False)
-        if async_ and not getattr(ReplayCls, "async_", False):  # a user's replay class may not say
+        # getattr with a default stays: ReplayBufferCls may be a user's or rlpyt-style class that does not
+        # declare async_ (rlrun's replays do); one that does not say is not asynchronous.
+        if async_ and not getattr(ReplayCls, "async_", False):
             raise TypeError(
                 f"ReplayBufferCls={ReplayCls.__name__} is not an asynchronous replay (async_ = False), and AsyncRl's "
                 "copier processes and optimiser share the replay. Pass its Async variant (e.g. "
@@ -297,15 +326,19 @@ class DQN(RlAlgorithm[DqnAgent]):
         if samples is not None:
             self.replay_buffer.append_samples(self.samples_to_buffer(samples))
         self.update_itr_hyperparams(itr)
-        opt_info = self.OptInfoCls(*([] for _ in self.OptInfoCls._fields))
+        opt_info = self.empty_opt_info()
         if itr < self.min_itr_learn:
-            return opt_info
+            return opt_info_to_host(opt_info)  # empty lists
         for _ in range(self.updates_per_optimize):
             self.train_step(opt_info)
-        opt_info_to_host(opt_info)  # the steps' figures stayed on the device until now
+        return opt_info_to_host(opt_info)  # the steps' figures stayed on the device until now
+
+    def empty_opt_info(self) -> StepLogT:
+        """An ``OptInfoCls`` with an empty list per field."""
+        opt_info: StepLogT = self.OptInfoCls(*([] for _ in self.OptInfoCls._fields))
         return opt_info
 
-    def train_step(self, opt_info: Any) -> torch.Tensor:
+    def train_step(self, opt_info: StepLogT) -> torch.Tensor:
         """One gradient step on a replay batch: the loss, the step, the new priorities, the target copy
         when due, and the step's figures appended to ``opt_info``. Returns the new priorities."""
         samples_from_replay = self.sample_replay()  # the agent moves its inputs
@@ -422,7 +455,7 @@ def _takes_keyword(cls: Any, name: str) -> bool:
     return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
 
 
-def is_frame_stack(observation: Any) -> bool:
+def is_frame_stack(observation: object) -> bool:
     """True for an observation example that stacks image frames: uint8 ``[k, H, W]`` (Atari's)."""
     return (
         isinstance(observation, np.ndarray | torch.Tensor)

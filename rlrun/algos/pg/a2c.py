@@ -80,8 +80,7 @@ class A2C(PolicyGradientAlgo):
             piLoss=[scalar(terms.pi_loss)],
             valueLoss=[scalar(terms.value_loss)],
         )
-        opt_info_to_host(opt_info)  # one read back for all of them
-        return opt_info
+        return opt_info_to_host(opt_info)  # one read back for all of them
 
     def loss(self, samples: SamplesBatch) -> LossTerms:
         """The A2C loss on a sampled batch, from one forward pass of the agent (with grad). Unpacks as

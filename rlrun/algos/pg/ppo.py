@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
-from rlrun.agents.base import AgentInputs
+from rlrun.agents.base import AgentInputs, BaseAgent
 from rlrun.agents.pg.base import rnn_state_from_storage
 from rlrun.algos.base import OptInfoTuple
 from rlrun.algos.opt_info import opt_info_to_host
@@ -26,6 +26,9 @@ from rlrun.utils.buffer import buffer_func
 from rlrun.utils.collections import NamedArrayTuple, namedarraytuple, namedtuple
 from rlrun.utils.data_model import SamplesBatch
 from rlrun.utils.tensor import valid_mean
+
+if TYPE_CHECKING:  # samplers sit beside algos in the layers; only the type is needed
+    from rlrun.samplers.collections import BatchSpec
 
 __all__ = ["PPO", "OptInfoPpo", "LossInputs", "LossTerms"]
 
@@ -103,8 +106,18 @@ class PPO(PolicyGradientAlgo):
         self.value_clip = value_clip
         self.current_ratio_clip = ratio_clip  # ratio_clip after the schedule, used by ``loss``
 
-    def initialize(self, *args: Any, **kwargs: Any) -> None:
-        super().initialize(*args, **kwargs)
+    def initialize(
+        self,
+        agent: BaseAgent,
+        n_itr: int,
+        batch_spec: BatchSpec,
+        mid_batch_reset: bool = False,
+        examples: dict[str, Any] | None = None,
+        world_size: int = 1,
+        rank: int = 0,
+    ) -> None:
+        """:meth:`PolicyGradientAlgo.initialize`, then the minibatch size, checked against the batch."""
+        super().initialize(agent, n_itr, batch_spec, mid_batch_reset, examples, world_size, rank)
         T, B = self.batch_spec.T, self.batch_spec.B
         if self.agent.recurrent:
             if B < self.minibatches:
@@ -183,8 +196,7 @@ class PPO(PolicyGradientAlgo):
                 opt_info.valueLoss.append(scalar(terms.value_loss))
                 opt_info.approxKl.append(scalar(terms.approx_kl))
                 opt_info.clipFraction.append(scalar(terms.clip_fraction))
-        opt_info_to_host(opt_info)
-        return opt_info
+        return opt_info_to_host(opt_info)
 
     def loss(
         self,
