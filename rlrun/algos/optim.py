@@ -163,7 +163,7 @@ def clip_grad_norm_tensor(parameters: Iterable[torch.Tensor], max_norm: float) -
     grads = [p.grad for p in parameters if p.grad is not None]
     if not grads:
         return torch.zeros(())
-    grad_norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
+    grad_norm: torch.Tensor = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
     if math.isinf(max_norm):
         return grad_norm
     if grad_norm.device.type in HOST_DEVICE_TYPES:

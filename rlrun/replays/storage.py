@@ -87,16 +87,16 @@ class NStepReturnStorage:
         # The cursor and the fill flag live in an array, shared with the buffer's other processes
         # when the storage is (asynchronous runs): a buffer is arrays plus indices.
         self._cursor = build_array(np.zeros((), np.int64), 2, share_memory)
-        self.samples = buffer_from_example(self._stored_example(example), (self.T, B), share_memory)
+        self.samples: NamedArrayTuple = buffer_from_example(self._stored_example(example), (self.T, B), share_memory)
         if n_step_return == 1 and not self.has_timeout:
             # With one step and no time limits the return is the reward and done_n is done.
-            self.samples_return_ = self.samples.reward
-            self.samples_done_n = self.samples.done
+            self.samples_return_: np.ndarray = self.samples.reward
+            self.samples_done_n: np.ndarray = self.samples.done
         else:
             self.samples_return_ = buffer_from_example(example.reward, (self.T, B), share_memory)
             self.samples_done_n = buffer_from_example(np.bool_(False), (self.T, B), share_memory)
         if self.has_timeout:
-            self.samples_timeout_n = buffer_from_example(np.bool_(False), (self.T, B), share_memory)
+            self.samples_timeout_n: np.ndarray = buffer_from_example(np.bool_(False), (self.T, B), share_memory)
             self.samples_steps_n = buffer_from_example(np.int64(0), (self.T, B), share_memory)
         self.samples_valid: np.ndarray | None = None
         if not mid_batch_reset:
@@ -224,7 +224,8 @@ class NStepReturnStorage:
 
     def extract_observation(self, T_idxs: np.ndarray, B_idxs: np.ndarray) -> np.ndarray:
         """Observations at ``[T_idxs, B_idxs]``; frame-based storages rebuild them from frames."""
-        return self.samples.observation[T_idxs, B_idxs]
+        result: np.ndarray = self.samples.observation[T_idxs, B_idxs]
+        return result
 
     # --- checkpoints ------------------------------------------------------------------------------
 

@@ -366,7 +366,8 @@ class DQN(RlAlgorithm[DqnAgent], Generic[StepLogT]):
 
     def sample_replay(self) -> NamedArrayTuple:
         """A training batch from the replay: ``batch_size`` transitions."""
-        return self.replay_buffer.sample_batch(self.batch_size)
+        batch: NamedArrayTuple = self.replay_buffer.sample_batch(self.batch_size)
+        return batch
 
     def loss_and_priorities(self, samples: NamedArrayTuple) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``(loss, |TD error| per sample, new priorities)``: DQN's priorities are the ``|TD error|``
@@ -442,9 +443,13 @@ class DQN(RlAlgorithm[DqnAgent], Generic[StepLogT]):
     ) -> NamedArrayTuple:
         """:data:`SamplesToBufferTl` when ``env_info`` has ``timeout``, else :data:`SamplesToBuffer`."""
         timeout = optional_field(env_info, "timeout")
-        if timeout is None:
-            return SamplesToBuffer(observation, action, reward, done)
-        return SamplesToBufferTl(observation, action, reward, done, timeout)
+        # The row classes are made at run time (namedarraytuple), so the checker needs their type named.
+        row: NamedArrayTuple = (
+            SamplesToBuffer(observation, action, reward, done)
+            if timeout is None
+            else SamplesToBufferTl(observation, action, reward, done, timeout)
+        )
+        return row
 
 
 def _takes_keyword(cls: Any, name: str) -> bool:

@@ -109,7 +109,8 @@ def _zero_where(rnn_state: RecurrentState | None, reset: torch.Tensor) -> Recurr
         keep = (~reset).to(device=s.device, dtype=s.dtype)
         return s * keep.view(1, -1, *([1] * (s.dim() - 2)))
 
-    return buffer_func(rnn_state, zero)
+    result: RecurrentState | None = buffer_func(rnn_state, zero)
+    return result
 
 
 class R2D1(DQN[OptInfo]):
@@ -337,7 +338,8 @@ class R2D1(DQN[OptInfo]):
 
     def sample_replay(self) -> NamedArrayTuple:
         """A training batch from the replay: ``batch_B`` sequences."""
-        return self.replay_buffer.sample_batch(self.batch_B)
+        result: NamedArrayTuple = self.replay_buffer.sample_batch(self.batch_B)
+        return result
 
     def loss_and_priorities(self, samples: NamedArrayTuple) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         return self.loss(samples)

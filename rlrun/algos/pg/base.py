@@ -231,12 +231,12 @@ class PolicyGradientAlgo(RlAlgorithm[BaseAgent]):
     def agent_inputs(self, samples: SamplesBatch) -> NamedArrayTuple:
         """The agent's inputs for a sampled batch, on the agent's device; agents that normalise
         observations update their statistics here."""
-        agent_inputs = AgentInputs(
+        on_host = AgentInputs(
             observation=samples.env.observation,
             prev_action=samples.agent.prev_action,
             prev_reward=samples.env.prev_reward,
         )
-        agent_inputs = buffer_to(agent_inputs, device=self.agent.device)
+        agent_inputs: NamedArrayTuple = buffer_to(on_host, device=self.agent.device)
         if hasattr(self.agent, "update_obs_rms"):
             self.agent.update_obs_rms(agent_inputs.observation)
         return agent_inputs
@@ -249,7 +249,8 @@ class PolicyGradientAlgo(RlAlgorithm[BaseAgent]):
         stored = optional_field(samples.agent.agent_info, "prev_rnn_state")
         if stored is None:
             raise ValueError(_MISSING_RNN_STATE.format(algo=type(self).__name__, agent=type(self.agent).__name__))
-        return stored[0]
+        result: RecurrentState | None = stored[0]
+        return result
 
     def process_returns(self, samples: SamplesBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """``(return_, advantage, valid)``, each ``[T, B]``, from a sampled batch.

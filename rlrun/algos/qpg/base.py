@@ -219,8 +219,11 @@ class OffPolicyActorCritic(RlAlgorithm[QpgAgentBase], Generic[OptInfoT]):
     ) -> NamedArrayTuple:
         """:data:`SamplesToBufferTl` when bootstrapping through time limits, else :data:`SamplesToBuffer`."""
         timeout = optional_field(env_info, "timeout")
+        # The row classes are made at run time (namedarraytuple), so the checker needs their type named.
+        row: NamedArrayTuple
         if not self.bootstrap_timelimit:
-            return SamplesToBuffer(observation, action, reward, done)
+            row = SamplesToBuffer(observation, action, reward, done)
+            return row
         if timeout is None:
             if not self._warned_no_timeout:
                 self._warned_no_timeout = True
@@ -229,8 +232,10 @@ class OffPolicyActorCritic(RlAlgorithm[QpgAgentBase], Generic[OptInfoT]):
                     "terminal. Envs from rlrun.envs.gym.make report it.",
                     type(self).__name__,
                 )
-            return SamplesToBuffer(observation, action, reward, done)
-        return SamplesToBufferTl(observation, action, reward, done, timeout)
+            row = SamplesToBuffer(observation, action, reward, done)
+            return row
+        row = SamplesToBufferTl(observation, action, reward, done, timeout)
+        return row
 
     def optim_initialize(self, rank: int = 0) -> None:
         raise NotImplementedError
@@ -274,7 +279,8 @@ class OffPolicyActorCritic(RlAlgorithm[QpgAgentBase], Generic[OptInfoT]):
         """The bootstrap discount per sample: ``discount ** steps_n`` where the batch has ``steps_n``
         (windows shortened by a time limit), else ``discount ** n_step_return``."""
         if "steps_n" in fields_of(samples):
-            return self.discount ** samples.steps_n.to(torch.float32)
+            steps_n: torch.Tensor = samples.steps_n
+            return self.discount ** steps_n.to(torch.float32)
         return self.discount**self.n_step_return
 
 
