@@ -1,24 +1,26 @@
 """Optimisers and gradient clipping for every algorithm.
 
 On the small networks of classic and continuous control, a gradient step costs more in per-tensor
-overhead than in arithmetic: torch's default CPU optimisers loop over the parameters in Python, and
-``torch.nn.utils.clip_grad_norm_`` groups them by device and rescales even when nothing is clipped.
-The helpers here pick torch's multi-tensor kernels unless the user chose an implementation, and
-rescale only when the norm exceeds the limit. The updates are the same; ``benchmarks/pg_update_speed.py``
-measures what they save.
+overhead than in arithmetic: torch's default CPU optimisers loop over the parameters in Python. The
+helpers here pick torch's multi-tensor kernels unless the user chose an implementation, and clip
+gradients without reading the norm back to the host (on a GPU that read waits for the backward pass,
+every step). The updates are the same; ``benchmarks/pg_update_speed.py`` measures what they save.
 """
 
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, overload
 
 import torch
+from torch.optim.optimizer import ParamsT
 
 __all__ = [
     "RMSpropTF",
     "clip_grad_norm",
+    "clip_grad_norm_tensor",
     "clipped_step",
     "fast_optim_kwargs",
     "fused_adam_kwargs",
@@ -44,7 +46,7 @@ class RMSpropTF(torch.optim.Optimizer):
 
     def __init__(
         self,
-        params: Iterable[torch.Tensor] | Iterable[dict[str, Any]],
+        params: ParamsT,  # torch's: tensors, or parameter groups (dicts)
         lr: float = 1e-2,
         alpha: float = 0.99,
         eps: float = 1e-10,
@@ -58,8 +60,14 @@ class RMSpropTF(torch.optim.Optimizer):
             raise ValueError(f"RMSpropTF: alpha must be in [0, 1), got {alpha}.")
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, momentum=momentum, weight_decay=weight_decay))
 
+    @overload
+    def step(self, closure: None = None) -> None: ...
+
+    @overload
+    def step(self, closure: Callable[[], float]) -> float: ...
+
     @torch.no_grad()
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+    def step(self, closure: Callable[[], float] | None = None) -> float | None:
         loss = None
         if closure is not None:
             with torch.enable_grad():
@@ -140,17 +148,36 @@ def optimizer_parameters(optimizer: torch.optim.Optimizer) -> list[torch.Tensor]
     return [p for group in optimizer.param_groups for p in group["params"]]
 
 
-def clip_grad_norm(parameters: Iterable[torch.Tensor], max_norm: float) -> float:
+# Device types whose tensors sit in host memory: reading the norm there is no transfer and no sync, and
+# rescaling only above the limit saves the three small ops of the unconditional scale (about 30 us of a
+# small MLP's step). Tests empty it to run the path every other device takes.
+HOST_DEVICE_TYPES: tuple[str, ...] = ("cpu",)
+
+
+def clip_grad_norm_tensor(parameters: Iterable[torch.Tensor], max_norm: float) -> torch.Tensor:
     """Rescale the gradients of ``parameters`` so that their joint 2-norm is at most ``max_norm``, as
-    ``torch.nn.utils.clip_grad_norm_`` does, and return the norm before clipping. The gradients are
-    only touched when the norm exceeds ``max_norm``."""
+    ``torch.nn.utils.clip_grad_norm_`` does, and return the norm before clipping as a 0-dim tensor on the
+    gradients' device. On a GPU nothing is read back to the host (a Python comparison of the norm would
+    wait for the whole backward pass): the gradients are scaled by ``min(1, max_norm / norm)``, exactly 1
+    below the limit. On the CPU they are only touched above the limit. ``max_norm=inf`` never clips."""
     grads = [p.grad for p in parameters if p.grad is not None]
     if not grads:
-        return 0.0
-    grad_norm = float(torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads))))
-    if grad_norm > max_norm:
-        torch._foreach_mul_(grads, max_norm / (grad_norm + 1e-6))
+        return torch.zeros(())
+    grad_norm: torch.Tensor = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
+    if math.isinf(max_norm):
+        return grad_norm
+    if grad_norm.device.type in HOST_DEVICE_TYPES:
+        norm = grad_norm.item()
+        if norm > max_norm:
+            torch._foreach_mul_(grads, max_norm / (norm + 1e-6))
+    else:
+        torch._foreach_mul_(grads, (max_norm / (grad_norm + 1e-6)).clamp(max=1.0))
     return grad_norm
+
+
+def clip_grad_norm(parameters: Iterable[torch.Tensor], max_norm: float) -> float:
+    """:func:`clip_grad_norm_tensor`, with the norm read back as a float (one host transfer)."""
+    return float(clip_grad_norm_tensor(parameters, max_norm))
 
 
 def clipped_step(
@@ -158,9 +185,10 @@ def clipped_step(
     loss: torch.Tensor,
     parameters: Iterable[torch.nn.Parameter],
     clip_grad_norm: float,
-) -> float:
+) -> torch.Tensor:
     """One optimiser step on ``loss`` with the gradient norm of ``parameters`` clipped; returns that
-    norm before clipping (for logging).
+    norm before clipping, a 0-dim tensor on the parameters' device (for logging: see
+    :func:`rlrun.algos.opt_info.opt_info_to_host`).
 
     Only ``parameters`` get gradients: a policy loss that runs through the critics leaves theirs
     alone, and autograd skips computing those (the critics' weight gradients in a policy step).
@@ -168,9 +196,6 @@ def clipped_step(
     parameters = list(parameters)
     optimizer.zero_grad()
     torch.autograd.backward(loss, inputs=parameters)
-    grad_norm = _clip(parameters, clip_grad_norm)
+    grad_norm = clip_grad_norm_tensor(parameters, clip_grad_norm)
     optimizer.step()
     return grad_norm
-
-
-_clip = clip_grad_norm  # for clipped_step, whose parameter keeps the algorithms' keyword name

@@ -68,7 +68,7 @@ class Gaussian(Distribution):
         mean = dist_info.mean
         if self.std is not None:
             return torch.log(self.std.to(mean.device, mean.dtype)).expand_as(mean)
-        log_std = dist_info.log_std
+        log_std: torch.Tensor = dist_info.log_std
         if self.min_log_std is not None or self.max_log_std is not None:
             log_std = torch.clamp(log_std, min=self.min_log_std, max=self.max_log_std)
         return log_std.expand_as(mean)
@@ -132,7 +132,7 @@ class Gaussian(Distribution):
         return sample
 
     def _raw_sample(self, dist_info: NamedArrayTuple, uniform: torch.Tensor | None = None) -> torch.Tensor:
-        mean = dist_info.mean
+        mean: torch.Tensor = dist_info.mean
         if mean.shape[-1] != self.dim:
             raise ValueError(
                 f"Gaussian(dim={self.dim}) got a mean with last dim {mean.shape[-1]} (shape {tuple(mean.shape)}); "

@@ -59,7 +59,8 @@ class Conv2dModel(torch.nn.Module):
     def forward(self, input: torch.Tensor) -> torch.Tensor:
         lead_dim, T, B, shape = infer_leading_dims(input, 3)
         out = self.conv(input.reshape(T * B, *shape))
-        return restore_leading_dims(out, lead_dim, T, B)
+        result: torch.Tensor = restore_leading_dims(out, lead_dim, T, B)
+        return result
 
     def conv_out_size(self, h: int, w: int, c: int | None = None) -> int:
         """Number of features the stack outputs for an ``h x w`` image, computed without a forward pass."""
@@ -115,7 +116,8 @@ class Conv2dHeadModel(torch.nn.Module):
     def forward(self, input: torch.Tensor) -> torch.Tensor:
         lead_dim, T, B, shape = infer_leading_dims(input, 3)
         features = self.conv(input.reshape(T * B, *shape)).reshape(T * B, -1)
-        return restore_leading_dims(self.head(features), lead_dim, T, B)
+        result: torch.Tensor = restore_leading_dims(self.head(features), lead_dim, T, B)
+        return result
 
     @property
     def output_size(self) -> int:

@@ -42,7 +42,8 @@ class MlpModel(torch.nn.Module):
         self._output_size = last
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
-        return self.model(input)
+        result: torch.Tensor = self.model(input)
+        return result
 
     @property
     def output_size(self) -> int:

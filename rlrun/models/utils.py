@@ -95,7 +95,8 @@ def scale_grad(tensor: torch.Tensor, scale: float) -> torch.Tensor:
 def unwrap_ddp(model: torch.nn.Module) -> torch.nn.Module:
     """The module inside a ``DistributedDataParallel`` wrapper, or ``model`` itself when not wrapped."""
     if isinstance(model, torch.nn.parallel.DistributedDataParallel):
-        return model.module
+        result: torch.nn.Module = model.module
+        return result
     return model
 
 

@@ -41,13 +41,17 @@ class AsyncReplayBufferMixin:
 
     def append_samples(self, samples: NamedArrayTuple) -> tuple[int, slice | np.ndarray] | None:
         with self.rw_lock.write_lock:
-            return super().append_samples(samples)  # type: ignore[misc]
+            written: tuple[int, slice | np.ndarray] | None = super().append_samples(samples)  # type: ignore[misc]
+        return written
 
     def sample_batch(self, batch_B: int, batch_T: int | None = None) -> NamedArrayTuple:
+        batch: NamedArrayTuple
         with self.rw_lock.read_lock:
             if batch_T is None:  # a transition replay's sample_batch takes batch_B alone
-                return super().sample_batch(batch_B)  # type: ignore[misc]
-            return super().sample_batch(batch_B, batch_T)  # type: ignore[misc]
+                batch = super().sample_batch(batch_B)  # type: ignore[misc]
+            else:
+                batch = super().sample_batch(batch_B, batch_T)  # type: ignore[misc]
+        return batch
 
     def update_batch_priorities(self, priorities: torch.Tensor | np.ndarray) -> None:
         with self.rw_lock.write_lock:

@@ -57,7 +57,7 @@ class NStepFrameStorage(NStepReturnStorage):
                 f"got an example observation of shape {observation.shape}. Use UniformReplayBuffer (or "
                 "PrioritizedReplayBuffer), which store whole observations."
             )
-        self.n_frames = observation.shape[0]
+        self.n_frames: int = observation.shape[0]
         self._frame_example = observation[0]
         super().__init__(example, size, B, discount, n_step_return, share_memory, mid_batch_reset)
         k = self.n_frames
@@ -78,7 +78,8 @@ class NStepFrameStorage(NStepReturnStorage):
 
     def bytes_per_step(self, example: NamedArrayTuple) -> int:
         whole = super().bytes_per_step(example)
-        return whole - np.asarray(example.observation).nbytes + self._frame_example.nbytes + 1  # + history
+        result: int = whole - np.asarray(example.observation).nbytes + self._frame_example.nbytes + 1  # + history
+        return result
 
     def _write(self, idxs: slice | np.ndarray, samples: NamedArrayTuple) -> None:
         observation = np.asarray(samples.observation)
@@ -137,7 +138,7 @@ class NStepFrameStorage(NStepReturnStorage):
         T_idxs = np.asarray(T_idxs)
         B_idxs = np.asarray(B_idxs)
         k = self.n_frames
-        observation = self.samples_frames[T_idxs[:, None] + self._stack_offsets, B_idxs[:, None]]
+        observation: np.ndarray = self.samples_frames[T_idxs[:, None] + self._stack_offsets, B_idxs[:, None]]
         if k > 1:
             n_zero = (k - 1) - self.samples_history[T_idxs, B_idxs].astype(np.int64)
             observation[self._stack_offsets[None, :] < n_zero[:, None]] = 0
@@ -147,4 +148,5 @@ class NStepFrameStorage(NStepReturnStorage):
 def _drop_observation(samples: NamedArrayTuple) -> NamedArrayTuple:
     """``samples`` (a namedtuple) without its ``observation`` field, as a namedarraytuple."""
     fields = [f for f in samples._fields if f != "observation"]
-    return namedarraytuple("BufferSamples", fields)(*(getattr(samples, f) for f in fields))
+    result: NamedArrayTuple = namedarraytuple("BufferSamples", fields)(*(getattr(samples, f) for f in fields))
+    return result

@@ -51,7 +51,8 @@ class RnnStateStore:
                 f"Sequences must start at rows where the RNN state was stored (multiples of {self.interval}); "
                 f"got rows {T_idxs[T_idxs % self.interval != 0][:5]}."
             )
-        return self.states[T_idxs // self.interval, B_idxs]
+        result: NamedArrayTuple | np.ndarray = self.states[T_idxs // self.interval, B_idxs]
+        return result
 
 
 def _leaves(x: Any) -> Iterator[np.ndarray]:

@@ -270,7 +270,8 @@ class PrioritizedSampling:
         """Importance-sampling weights ``[batch_B]`` (float32) of the last batch drawn, largest 1."""
         if self.last_values is None:
             raise RuntimeError("is_weights() before any batch was drawn.")
-        return ((self.last_values.min() / self.last_values) ** self.beta).astype(np.float32)
+        result: np.ndarray = ((self.last_values.min() / self.last_values) ** self.beta).astype(np.float32)
+        return result
 
     def update_priorities(self, storage: NStepReturnStorage, priorities: torch.Tensor | np.ndarray) -> None:
         """New priorities (``[batch_B]``, e.g. ``|TD error|``) for the steps of the last batch drawn; a

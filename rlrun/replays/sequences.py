@@ -93,7 +93,8 @@ class SequenceReplay(ComposedReplay, BaseReplayBuffer):
         """rlpyt's name: the stored states, ``[T // rnn_state_interval, B, ...]``."""
         if self.rnn_states is None:
             raise AttributeError("samples_prev_rnn_state: this replay keeps no recurrent states.")
-        return self.rnn_states.states
+        result: NamedArrayTuple | np.ndarray = self.rnn_states.states
+        return result
 
     @property
     def rnn_T(self) -> int:
@@ -188,7 +189,8 @@ class SequenceReplay(ComposedReplay, BaseReplayBuffer):
                 timeout_n=extract_sequences(st.samples_timeout_n, T_idxs, B_idxs, T),
                 steps_n=extract_sequences(st.samples_steps_n, T_idxs, B_idxs, T),
             )
-        return torchify_buffer(batch)
+        result: NamedArrayTuple = torchify_buffer(batch)
+        return result
 
 
 def without_rnn_state(samples: NamedArrayTuple) -> NamedArrayTuple:
@@ -197,7 +199,8 @@ def without_rnn_state(samples: NamedArrayTuple) -> NamedArrayTuple:
     if "prev_rnn_state" not in fields:
         return samples
     kept = tuple(f for f in fields if f != "prev_rnn_state")
-    return _stateless_cls(kept)(*(getattr(samples, f) for f in kept))
+    result: NamedArrayTuple = _stateless_cls(kept)(*(getattr(samples, f) for f in kept))
+    return result
 
 
 @functools.cache

@@ -87,16 +87,16 @@ class NStepReturnStorage:
         # The cursor and the fill flag live in an array, shared with the buffer's other processes
         # when the storage is (asynchronous runs): a buffer is arrays plus indices.
         self._cursor = build_array(np.zeros((), np.int64), 2, share_memory)
-        self.samples = buffer_from_example(self._stored_example(example), (self.T, B), share_memory)
+        self.samples: NamedArrayTuple = buffer_from_example(self._stored_example(example), (self.T, B), share_memory)
         if n_step_return == 1 and not self.has_timeout:
             # With one step and no time limits the return is the reward and done_n is done.
-            self.samples_return_ = self.samples.reward
-            self.samples_done_n = self.samples.done
+            self.samples_return_: np.ndarray = self.samples.reward
+            self.samples_done_n: np.ndarray = self.samples.done
         else:
             self.samples_return_ = buffer_from_example(example.reward, (self.T, B), share_memory)
             self.samples_done_n = buffer_from_example(np.bool_(False), (self.T, B), share_memory)
         if self.has_timeout:
-            self.samples_timeout_n = buffer_from_example(np.bool_(False), (self.T, B), share_memory)
+            self.samples_timeout_n: np.ndarray = buffer_from_example(np.bool_(False), (self.T, B), share_memory)
             self.samples_steps_n = buffer_from_example(np.int64(0), (self.T, B), share_memory)
         self.samples_valid: np.ndarray | None = None
         if not mid_batch_reset:
@@ -224,7 +224,8 @@ class NStepReturnStorage:
 
     def extract_observation(self, T_idxs: np.ndarray, B_idxs: np.ndarray) -> np.ndarray:
         """Observations at ``[T_idxs, B_idxs]``; frame-based storages rebuild them from frames."""
-        return self.samples.observation[T_idxs, B_idxs]
+        result: np.ndarray = self.samples.observation[T_idxs, B_idxs]
+        return result
 
     # --- checkpoints ------------------------------------------------------------------------------
 
@@ -238,16 +239,23 @@ class NStepReturnStorage:
         "samples_valid",
     )
 
+    def stored_state_arrays(self) -> list[str]:
+        """The names in :attr:`state_arrays` this storage holds: the time-limit arrays only with
+        ``has_timeout``, ``samples_valid`` only under a wait-reset sampler."""
+        absent = set() if self.has_timeout else {"samples_timeout_n", "samples_steps_n"}
+        if self.samples_valid is None:
+            absent.add("samples_valid")
+        return [name for name in self.state_arrays if name not in absent]
+
     def state_dict(self) -> dict[str, Any]:
         """The cursor, the fill flag and every stored array (references, for saving at once)."""
-        # samples_timeout_n and samples_steps_n exist only with time limits (has_timeout).
-        arrays = {name: getattr(self, name, None) for name in self.state_arrays}
-        return dict(t=self.t, full=self.full, arrays={k: v for k, v in arrays.items() if v is not None})
+        arrays = {name: getattr(self, name) for name in self.stored_state_arrays()}
+        return dict(t=self.t, full=self.full, arrays=arrays)
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Refill this storage (built with the same settings) from :meth:`state_dict`'s output."""
         arrays = state["arrays"]
-        mine = [name for name in self.state_arrays if getattr(self, name, None) is not None]  # as in state_dict
+        mine = self.stored_state_arrays()
         if sorted(arrays) != sorted(mine):
             raise ValueError(
                 f"The checkpoint's replay stores {sorted(arrays)}, this one {sorted(mine)}: it was saved by a run "

@@ -34,7 +34,7 @@ class SumTree:
         self.levels = self.capacity.bit_length() - 1  # edges from the root to a leaf
         self.tree = build_array(np.zeros((), np.float64), 2 * self.capacity, share_memory)
         # The values, as a writable view; write through set() to keep the sums right.
-        self.values = self.tree[self.capacity : self.capacity + self.size]
+        self.values: np.ndarray = self.tree[self.capacity : self.capacity + self.size]
 
     @property
     def total(self) -> float:
@@ -42,7 +42,8 @@ class SumTree:
         return float(self.tree[1])
 
     def __getitem__(self, idxs: np.ndarray) -> np.ndarray:
-        return self.values[idxs]
+        result: np.ndarray = self.values[idxs]
+        return result
 
     def set(self, idxs: np.ndarray, values: np.ndarray | float) -> None:
         """Set ``value[idxs] = values`` and update the sums above them. With repeated indexes the

@@ -102,7 +102,8 @@ class TransitionReplay(ComposedReplay, BaseReplayBuffer):
         )
         if st.has_timeout:
             batch = SamplesFromReplayTl(*batch, timeout=s.timeout[T_idxs, B_idxs], timeout_n=timeout_n, steps_n=steps_n)
-        return torchify_buffer(batch)
+        result: NamedArrayTuple = torchify_buffer(batch)
+        return result
 
     def _agent_inputs(self, T_idxs: np.ndarray, B_idxs: np.ndarray) -> AgentInputs:
         s = self.storage.samples

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from rlrun.agents.dqn.catdqn_agent import CatDqnAgent
 from rlrun.agents.dqn.dqn_agent import DqnAgent
-from rlrun.algos.dqn.dqn import DQN
+from rlrun.algos.dqn.dqn import DQN, OptInfo
+from rlrun.replays.base import BaseReplayBuffer
 from rlrun.utils.collections import NamedArrayTuple
 from rlrun.utils.tensor import select_at_indexes
 
 __all__ = ["CategoricalDQN", "project_distribution"]
+
+if TYPE_CHECKING:  # samplers sit beside algos in the layers; only the type is needed
+    from rlrun.samplers.collections import BatchSpec
 
 # Smallest probability whose log enters the loss: keeps log(0) out of the gradient.
 _P_MIN = 1e-6
@@ -42,7 +46,7 @@ def project_distribution(p: torch.Tensor, values: torch.Tensor, V_min: float, V_
     return out
 
 
-class CategoricalDQN(DQN):
+class CategoricalDQN(DQN[OptInfo]):
     """DQN learning, per action, a categorical distribution of the return over ``n_atoms`` atoms
     evenly spaced from ``V_min`` to ``V_max`` (the agent holds ``n_atoms``: see :class:`CatDqnAgent`).
 
@@ -69,19 +73,36 @@ class CategoricalDQN(DQN):
         if "eps" not in self.optim_kwargs and _takes_keyword(self.OptimCls, "eps"):
             self.optim_kwargs["eps"] = 0.01 / self.batch_size
 
-    def initialize(self, agent: DqnAgent, *args: Any, **kwargs: Any) -> None:
+    def initialize(
+        self,
+        agent: DqnAgent,
+        n_itr: int,
+        batch_spec: BatchSpec,
+        mid_batch_reset: bool = False,
+        examples: dict[str, Any] | None = None,
+        world_size: int = 1,
+        rank: int = 0,
+    ) -> None:
         """:meth:`DQN.initialize`, then give the agent the support ``[V_min, V_max]``."""
         if not hasattr(agent, "give_V_min_max") or not hasattr(agent, "n_atoms"):
             raise TypeError(
                 f"CategoricalDQN trains agents with a Q distribution (CatDqnAgent, AtariCatDqnAgent); got "
                 f"{type(agent).__name__}. For a scalar-Q agent use DQN."
             )
-        super().initialize(agent, *args, **kwargs)
+        super().initialize(agent, n_itr, batch_spec, mid_batch_reset, examples, world_size, rank)
         self.agent.give_V_min_max(self.V_min, self.V_max)
 
-    def async_initialize(self, agent: DqnAgent, *args: Any, **kwargs: Any) -> Any:
+    def async_initialize(
+        self,
+        agent: DqnAgent,
+        sampler_n_itr: int,
+        batch_spec: BatchSpec,
+        mid_batch_reset: bool,
+        examples: dict[str, Any],
+        world_size: int = 1,
+    ) -> BaseReplayBuffer:
         """For asynchronous runners: as DQN's, also giving the agent the support of its distributions."""
-        replay = super().async_initialize(agent, *args, **kwargs)
+        replay = super().async_initialize(agent, sampler_n_itr, batch_spec, mid_batch_reset, examples, world_size)
         self.agent.give_V_min_max(self.V_min, self.V_max)
         return replay
 

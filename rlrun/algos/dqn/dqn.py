@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 import torch
@@ -14,9 +14,11 @@ import torch
 from rlrun.agents.base import BaseAgent, SpaceTensor
 from rlrun.agents.dqn.dqn_agent import DqnAgent
 from rlrun.algos.base import OptInfoTuple, RlAlgorithm
-from rlrun.algos.optim import clip_grad_norm, make_optimizer, optimizer_parameters
+from rlrun.algos.opt_info import StepValue, opt_info_to_host
+from rlrun.algos.optim import clip_grad_norm_tensor, make_optimizer, optimizer_parameters
+from rlrun.replays.base import BaseReplayBuffer
 from rlrun.replays.factory import Prioritized, make_replay_buffer
-from rlrun.utils.collections import NamedArrayTuple, namedarraytuple, namedtuple, optional_field
+from rlrun.utils.collections import NamedArrayTuple, namedarraytuple, optional_field
 from rlrun.utils.data_model import Array, SamplesBatch
 from rlrun.utils.tensor import select_at_indexes
 
@@ -27,12 +29,37 @@ __all__ = ["DQN", "OptInfo", "SamplesToBuffer", "SamplesToBufferTl"]
 
 _log = logging.getLogger(__name__)
 
-OptInfo = namedtuple("OptInfo", ["loss", "gradNorm", "tdAbsErr"])
+
+class OptInfo(NamedTuple):
+    """DQN's diagnostics, a list per field with one value per gradient step."""
+
+    loss: list[StepValue]
+    gradNorm: list[StepValue]
+    tdAbsErr: list[StepValue]
+
+
+class DqnStepLog(Protocol):
+    """The ``OptInfo`` fields :meth:`DQN.train_step` appends to (R2D1's OptInfo has one more)."""
+
+    @property
+    def loss(self) -> list[StepValue]: ...
+
+    @property
+    def gradNorm(self) -> list[StepValue]: ...
+
+    @property
+    def tdAbsErr(self) -> list[StepValue]: ...
+
+    def __iter__(self) -> Iterator[list[StepValue]]: ...
+
+
+StepLogT = TypeVar("StepLogT", bound=DqnStepLog)
+
 SamplesToBuffer = namedarraytuple("SamplesToBuffer", ["observation", "action", "reward", "done"])
 SamplesToBufferTl = namedarraytuple("SamplesToBufferTl", SamplesToBuffer._fields + ("timeout",))
 
 
-class DQN(RlAlgorithm[DqnAgent]):
+class DQN(RlAlgorithm[DqnAgent], Generic[StepLogT]):
     """Q-learning on transitions drawn from a replay of the last ``replay_size`` steps.
 
     Per sampler iteration, :meth:`optimize_agent` appends the batch to the replay, then (from
@@ -66,7 +93,7 @@ class DQN(RlAlgorithm[DqnAgent]):
     :meth:`initialize`; each :meth:`optimize_agent` call then takes ``updates_per_sync`` gradient steps.
     """
 
-    opt_info_fields = OptInfo._fields
+    opt_info_fields: tuple[str, ...] = OptInfo._fields
     OptInfoCls: Any = OptInfo
     mid_batch_reset: bool = True  # set by initialize; until then the replay assumes envs reset mid-batch
 
@@ -160,7 +187,7 @@ class DQN(RlAlgorithm[DqnAgent]):
         mid_batch_reset: bool,
         examples: dict[str, Any],
         world_size: int = 1,
-    ) -> Any:
+    ) -> BaseReplayBuffer:
         """For asynchronous runners, before any process starts: the epsilon schedule (the agent holds it in
         shared memory, so the sampler follows it) and the replay in shared memory, which is returned for
         the copier processes. The optimiser comes later, in :meth:`optim_initialize`.
@@ -172,7 +199,8 @@ class DQN(RlAlgorithm[DqnAgent]):
         if int(self.updates_per_sync) < 1:
             raise ValueError(f"updates_per_sync must be at least 1, got {self.updates_per_sync}.")
         self._initialize(agent, sampler_n_itr, batch_spec, mid_batch_reset, examples, world_size, async_=True)
-        return self.replay_buffer
+        replay: BaseReplayBuffer = self.replay_buffer
+        return replay
 
     def _initialize(
         self,
@@ -278,7 +306,9 @@ class DQN(RlAlgorithm[DqnAgent]):
                     "never trained on. Accept it (rlrun's replays do), or use a sampler that resets mid-batch."
                 )
             replay_kwargs.update(mid_batch_reset=False)
-        if async_ and not getattr(ReplayCls, "async_", False):  # a user's replay class may not say
+        # getattr with a default stays: ReplayBufferCls may be a user's or rlpyt-style class that does not
+        # declare async_ (rlrun's replays do); one that does not say is not asynchronous.
+        if async_ and not getattr(ReplayCls, "async_", False):
             raise TypeError(
                 f"ReplayBufferCls={ReplayCls.__name__} is not an asynchronous replay (async_ = False), and AsyncRl's "
                 "copier processes and optimiser share the replay. Pass its Async variant (e.g. "
@@ -296,35 +326,48 @@ class DQN(RlAlgorithm[DqnAgent]):
         if samples is not None:
             self.replay_buffer.append_samples(self.samples_to_buffer(samples))
         self.update_itr_hyperparams(itr)
-        opt_info = self.OptInfoCls(*([] for _ in self.OptInfoCls._fields))
+        opt_info = self.empty_opt_info()
         if itr < self.min_itr_learn:
-            return opt_info
+            return opt_info_to_host(opt_info)  # empty lists
         for _ in range(self.updates_per_optimize):
             self.train_step(opt_info)
+        return opt_info_to_host(opt_info)  # the steps' figures stayed on the device until now
+
+    def empty_opt_info(self) -> StepLogT:
+        """An ``OptInfoCls`` with an empty list per field."""
+        opt_info: StepLogT = self.OptInfoCls(*([] for _ in self.OptInfoCls._fields))
         return opt_info
 
-    def train_step(self, opt_info: Any) -> torch.Tensor:
+    def train_step(self, opt_info: StepLogT) -> torch.Tensor:
         """One gradient step on a replay batch: the loss, the step, the new priorities, the target copy
         when due, and the step's figures appended to ``opt_info``. Returns the new priorities."""
         samples_from_replay = self.sample_replay()  # the agent moves its inputs
         loss, td_abs_errors, priorities = self.loss_and_priorities(samples_from_replay)
         self.optimizer.zero_grad()
         torch.autograd.backward(loss)
-        grad_norm = clip_grad_norm(optimizer_parameters(self.optimizer), self.clip_grad_norm)
+        grad_norm = clip_grad_norm_tensor(optimizer_parameters(self.optimizer), self.clip_grad_norm)
         self.optimizer.step()
+        step_figures = (loss.detach(), grad_norm, td_abs_errors.mean())
+        figures: list[StepValue] = list(step_figures)
         if self.prioritized_replay:
-            self.replay_buffer.update_batch_priorities(priorities)
+            # The replay needs the priorities on the host now: this step's figures come back in the same copy.
+            on_device = [x.reshape(-1).to(grad_norm) for x in (priorities.detach(), *step_figures)]
+            host = torch.cat(on_device).cpu().numpy()
+            self.replay_buffer.update_batch_priorities(host[: -len(figures)])
+            figures = host[-len(figures) :].tolist()
         self.update_counter += 1
         if self.update_counter % self.target_update_interval == 0:
             self.agent.update_target(self.target_update_tau)
-        opt_info.loss.append(loss.item())
-        opt_info.gradNorm.append(grad_norm)
-        opt_info.tdAbsErr.append(td_abs_errors.mean().item())
+        # 0-dim tensors, left on the device, are read back once per iteration by optimize_agent.
+        opt_info.loss.append(figures[0])
+        opt_info.gradNorm.append(figures[1])
+        opt_info.tdAbsErr.append(figures[2])
         return priorities
 
     def sample_replay(self) -> NamedArrayTuple:
         """A training batch from the replay: ``batch_size`` transitions."""
-        return self.replay_buffer.sample_batch(self.batch_size)
+        batch: NamedArrayTuple = self.replay_buffer.sample_batch(self.batch_size)
+        return batch
 
     def loss_and_priorities(self, samples: NamedArrayTuple) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``(loss, |TD error| per sample, new priorities)``: DQN's priorities are the ``|TD error|``
@@ -404,9 +447,13 @@ class DQN(RlAlgorithm[DqnAgent]):
     ) -> NamedArrayTuple:
         """:data:`SamplesToBufferTl` when ``env_info`` has ``timeout``, else :data:`SamplesToBuffer`."""
         timeout = optional_field(env_info, "timeout")
-        if timeout is None:
-            return SamplesToBuffer(observation, action, reward, done)
-        return SamplesToBufferTl(observation, action, reward, done, timeout)
+        # The row classes are made at run time (namedarraytuple), so the checker needs their type named.
+        row: NamedArrayTuple = (
+            SamplesToBuffer(observation, action, reward, done)
+            if timeout is None
+            else SamplesToBufferTl(observation, action, reward, done, timeout)
+        )
+        return row
 
 
 def _takes_keyword(cls: Any, name: str) -> bool:
@@ -417,7 +464,7 @@ def _takes_keyword(cls: Any, name: str) -> bool:
     return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
 
 
-def is_frame_stack(observation: Any) -> bool:
+def is_frame_stack(observation: object) -> bool:
     """True for an observation example that stacks image frames: uint8 ``[k, H, W]`` (Atari's)."""
     return (
         isinstance(observation, np.ndarray | torch.Tensor)

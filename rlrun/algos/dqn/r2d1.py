@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
 
 from rlrun.agents.base import BaseAgent, SpaceTensor
 from rlrun.agents.dqn.r2d1_agent import R2d1AgentBase
 from rlrun.algos.dqn.dqn import DQN, SamplesToBuffer, SamplesToBufferTl, is_frame_stack
+from rlrun.algos.opt_info import StepValue
 from rlrun.models.lstm import RecurrentState
 from rlrun.replays.factory import Prioritized, Sequences, make_replay_buffer
 from rlrun.utils.buffer import buffer_func, buffer_method, buffer_to
-from rlrun.utils.collections import NamedArrayTuple, fields_of, namedarraytuple, namedtuple
+from rlrun.utils.collections import NamedArrayTuple, fields_of, namedarraytuple
 from rlrun.utils.data_model import SamplesBatch
 from rlrun.utils.returns import discount_return_n_step, valid_from_done
 from rlrun.utils.tensor import select_at_indexes, valid_mean
@@ -42,7 +43,16 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-OptInfo = namedtuple("OptInfo", ["loss", "gradNorm", "tdAbsErr", "priority"])
+
+class OptInfo(NamedTuple):
+    """R2D1's diagnostics: a value per gradient step in each list, and each step's new sequence priorities."""
+
+    loss: list[StepValue]
+    gradNorm: list[StepValue]
+    tdAbsErr: list[StepValue]
+    priority: list[StepValue]
+
+
 SamplesToBufferRnn = namedarraytuple("SamplesToBufferRnn", SamplesToBuffer._fields + ("prev_rnn_state",))
 SamplesToBufferTlRnn = namedarraytuple("SamplesToBufferTlRnn", SamplesToBufferTl._fields + ("prev_rnn_state",))
 PrioritiesSamplesToBuffer = namedarraytuple("PrioritiesSamplesToBuffer", ["priorities", "samples"])
@@ -99,10 +109,11 @@ def _zero_where(rnn_state: RecurrentState | None, reset: torch.Tensor) -> Recurr
         keep = (~reset).to(device=s.device, dtype=s.dtype)
         return s * keep.view(1, -1, *([1] * (s.dim() - 2)))
 
-    return buffer_func(rnn_state, zero)
+    result: RecurrentState | None = buffer_func(rnn_state, zero)
+    return result
 
 
-class R2D1(DQN):
+class R2D1(DQN[OptInfo]):
     """Q-learning of a recurrent agent on sequences drawn from a sequence replay.
 
     Per sampler iteration the batch goes into the replay (with the recurrent states of its steps, and,
@@ -127,7 +138,7 @@ class R2D1(DQN):
 
     agent: R2d1AgentBase  # the agent methods this algorithm calls
 
-    opt_info_fields = OptInfo._fields
+    opt_info_fields: tuple[str, ...] = OptInfo._fields
     OptInfoCls: Any = OptInfo
 
     def __init__(
@@ -327,15 +338,16 @@ class R2D1(DQN):
 
     def sample_replay(self) -> NamedArrayTuple:
         """A training batch from the replay: ``batch_B`` sequences."""
-        return self.replay_buffer.sample_batch(self.batch_B)
+        result: NamedArrayTuple = self.replay_buffer.sample_batch(self.batch_B)
+        return result
 
     def loss_and_priorities(self, samples: NamedArrayTuple) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         return self.loss(samples)
 
-    def train_step(self, opt_info: Any) -> torch.Tensor:
+    def train_step(self, opt_info: OptInfo) -> torch.Tensor:
         """DQN's gradient step; ``opt_info.priority`` also gets the new sequence priorities."""
         priorities = super().train_step(opt_info)
-        opt_info.priority.extend(priorities.tolist())
+        opt_info.priority.append(priorities.detach())  # its values, once per iteration
         return priorities
 
     def loss(self, samples: NamedArrayTuple) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:  # type: ignore[override]

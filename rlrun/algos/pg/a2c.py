@@ -8,7 +8,8 @@ import torch
 
 from rlrun.agents.pg.base import rnn_state_from_storage
 from rlrun.algos.base import OptInfoTuple
-from rlrun.algos.optim import clip_grad_norm, optimizer_parameters
+from rlrun.algos.opt_info import opt_info_to_host
+from rlrun.algos.optim import clip_grad_norm_tensor, optimizer_parameters
 from rlrun.algos.pg.base import LossTerms, OptInfo, PolicyGradientAlgo, entropy_and_perplexity, require_samples, scalar
 from rlrun.utils.data_model import SamplesBatch
 from rlrun.utils.tensor import valid_mean
@@ -67,18 +68,19 @@ class A2C(PolicyGradientAlgo):
         self.optimizer.zero_grad()
         terms = LossTerms.of(self.loss(samples))
         terms.loss.backward()
-        grad_norm = clip_grad_norm(optimizer_parameters(self.optimizer), self.clip_grad_norm)
+        grad_norm = clip_grad_norm_tensor(optimizer_parameters(self.optimizer), self.clip_grad_norm)
         self.optimizer.step()
         self.update_counter += 1
 
-        return OptInfo(
-            loss=[terms.loss.item()],
+        opt_info = OptInfo(
+            loss=[terms.loss.detach()],
             gradNorm=[grad_norm],
-            entropy=[terms.entropy.item()],
-            perplexity=[terms.perplexity.item()],
+            entropy=[terms.entropy.detach()],
+            perplexity=[terms.perplexity.detach()],
             piLoss=[scalar(terms.pi_loss)],
             valueLoss=[scalar(terms.value_loss)],
         )
+        return opt_info_to_host(opt_info)  # one read back for all of them
 
     def loss(self, samples: SamplesBatch) -> LossTerms:
         """The A2C loss on a sampled batch, from one forward pass of the agent (with grad). Unpacks as

@@ -9,6 +9,7 @@ import torch
 
 from rlrun.agents.base import AgentInputs, BaseAgent
 from rlrun.algos.base import RlAlgorithm
+from rlrun.algos.opt_info import StepValue
 from rlrun.algos.optim import make_optimizer
 from rlrun.distributions.base import Distribution
 from rlrun.models.lstm import RecurrentState
@@ -94,9 +95,10 @@ def require_samples(algo: RlAlgorithm[BaseAgent], samples: SamplesBatch | None) 
     return samples
 
 
-def scalar(value: torch.Tensor | None) -> float:
-    """A diagnostic for opt_info: the tensor's value, or NaN when a custom loss did not give it."""
-    return float("nan") if value is None else value.item()
+def scalar(value: torch.Tensor | None) -> StepValue:
+    """A diagnostic for opt_info: the tensor, detached and left on its device (``opt_info_to_host`` reads
+    it back with the others), or NaN when a custom loss did not give it."""
+    return float("nan") if value is None else value.detach()
 
 
 def entropy_and_perplexity(
@@ -229,12 +231,12 @@ class PolicyGradientAlgo(RlAlgorithm[BaseAgent]):
     def agent_inputs(self, samples: SamplesBatch) -> NamedArrayTuple:
         """The agent's inputs for a sampled batch, on the agent's device; agents that normalise
         observations update their statistics here."""
-        agent_inputs = AgentInputs(
+        on_host = AgentInputs(
             observation=samples.env.observation,
             prev_action=samples.agent.prev_action,
             prev_reward=samples.env.prev_reward,
         )
-        agent_inputs = buffer_to(agent_inputs, device=self.agent.device)
+        agent_inputs: NamedArrayTuple = buffer_to(on_host, device=self.agent.device)
         if hasattr(self.agent, "update_obs_rms"):
             self.agent.update_obs_rms(agent_inputs.observation)
         return agent_inputs
@@ -247,7 +249,8 @@ class PolicyGradientAlgo(RlAlgorithm[BaseAgent]):
         stored = optional_field(samples.agent.agent_info, "prev_rnn_state")
         if stored is None:
             raise ValueError(_MISSING_RNN_STATE.format(algo=type(self).__name__, agent=type(self.agent).__name__))
-        return stored[0]
+        result: RecurrentState | None = stored[0]
+        return result
 
     def process_returns(self, samples: SamplesBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """``(return_, advantage, valid)``, each ``[T, B]``, from a sampled batch.

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
-from rlrun.agents.base import AgentInputs
+from rlrun.agents.base import AgentInputs, BaseAgent
 from rlrun.agents.pg.base import rnn_state_from_storage
 from rlrun.algos.base import OptInfoTuple
-from rlrun.algos.optim import clip_grad_norm, optimizer_parameters
+from rlrun.algos.opt_info import opt_info_to_host
+from rlrun.algos.optim import clip_grad_norm_tensor, optimizer_parameters
 from rlrun.algos.pg.base import (
     LossTerms,
     OptInfo,
@@ -25,6 +26,9 @@ from rlrun.utils.buffer import buffer_func
 from rlrun.utils.collections import NamedArrayTuple, namedarraytuple, namedtuple
 from rlrun.utils.data_model import SamplesBatch
 from rlrun.utils.tensor import valid_mean
+
+if TYPE_CHECKING:  # samplers sit beside algos in the layers; only the type is needed
+    from rlrun.samplers.collections import BatchSpec
 
 __all__ = ["PPO", "OptInfoPpo", "LossInputs", "LossTerms"]
 
@@ -102,8 +106,18 @@ class PPO(PolicyGradientAlgo):
         self.value_clip = value_clip
         self.current_ratio_clip = ratio_clip  # ratio_clip after the schedule, used by ``loss``
 
-    def initialize(self, *args: Any, **kwargs: Any) -> None:
-        super().initialize(*args, **kwargs)
+    def initialize(
+        self,
+        agent: BaseAgent,
+        n_itr: int,
+        batch_spec: BatchSpec,
+        mid_batch_reset: bool = False,
+        examples: dict[str, Any] | None = None,
+        world_size: int = 1,
+        rank: int = 0,
+    ) -> None:
+        """:meth:`PolicyGradientAlgo.initialize`, then the minibatch size, checked against the batch."""
+        super().initialize(agent, n_itr, batch_spec, mid_batch_reset, examples, world_size, rank)
         T, B = self.batch_spec.T, self.batch_spec.B
         if self.agent.recurrent:
             if B < self.minibatches:
@@ -169,19 +183,20 @@ class PPO(PolicyGradientAlgo):
 
                 self.optimizer.zero_grad()
                 terms.loss.backward()
-                grad_norm = clip_grad_norm(optimizer_parameters(self.optimizer), self.clip_grad_norm)
+                grad_norm = clip_grad_norm_tensor(optimizer_parameters(self.optimizer), self.clip_grad_norm)
                 self.optimizer.step()
                 self.update_counter += 1
 
-                opt_info.loss.append(terms.loss.item())
+                # 0-dim tensors, left on the device until the epochs end: one read back for all.
+                opt_info.loss.append(terms.loss.detach())
                 opt_info.gradNorm.append(grad_norm)
-                opt_info.entropy.append(terms.entropy.item())
-                opt_info.perplexity.append(terms.perplexity.item())
+                opt_info.entropy.append(terms.entropy.detach())
+                opt_info.perplexity.append(terms.perplexity.detach())
                 opt_info.piLoss.append(scalar(terms.pi_loss))
                 opt_info.valueLoss.append(scalar(terms.value_loss))
                 opt_info.approxKl.append(scalar(terms.approx_kl))
                 opt_info.clipFraction.append(scalar(terms.clip_fraction))
-        return opt_info
+        return opt_info_to_host(opt_info)
 
     def loss(
         self,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 import torch
@@ -15,6 +15,7 @@ from rlrun.agents.base import SpaceTensor
 from rlrun.agents.qpg.base import QpgAgentBase
 from rlrun.algos.base import OptInfoTuple, RlAlgorithm
 from rlrun.algos.dqn.dqn import SamplesToBuffer, SamplesToBufferTl
+from rlrun.algos.opt_info import StepValue, opt_info_to_host
 from rlrun.algos.optim import clipped_step, fused_adam_kwargs, make_optimizer
 from rlrun.replays.factory import make_replay_buffer
 from rlrun.utils.collections import NamedArrayTuple, fields_of, optional_field
@@ -27,8 +28,11 @@ __all__ = ["OffPolicyActorCritic", "SamplesToBuffer", "SamplesToBufferTl", "clip
 
 _log = logging.getLogger(__name__)
 
+# An algorithm's OptInfo: a NamedTuple with a list per field, filled by train_step.
+OptInfoT = TypeVar("OptInfoT", bound="Iterable[list[StepValue]]")
 
-class OffPolicyActorCritic(RlAlgorithm[QpgAgentBase]):
+
+class OffPolicyActorCritic(RlAlgorithm[QpgAgentBase], Generic[OptInfoT]):
     """Replay handling and the update loop of DDPG, TD3 and SAC; subclasses write :meth:`train_step`.
 
     Per sampler iteration :meth:`optimize_agent` appends the batch to the replay and, from sampler itr
@@ -115,7 +119,8 @@ class OffPolicyActorCritic(RlAlgorithm[QpgAgentBase]):
     ) -> None:
         """Check the agent, tell it ``min_itr_learn``, build the replay from ``examples`` and the optimisers."""
         name = type(self).__name__
-        # Duck-typed on purpose: rlpyt-style agents that are not QpgAgentBase subclasses train too.
+        # getattr with a default stays: duck-typed on purpose, so that rlpyt-style agents that are not
+        # QpgAgentBase subclasses train too, and one lacking a method is refused here with its name.
         missing = [m for m in self.agent_methods if not callable(getattr(agent, m, None))]
         if missing:
             raise TypeError(
@@ -165,7 +170,9 @@ class OffPolicyActorCritic(RlAlgorithm[QpgAgentBase]):
             _log.info("%s replay: %r of %d steps.", type(self).__name__, self.replay_buffer, self.replay_buffer.size)
             return
         ReplayCls = self.ReplayBufferCls
-        if async_ and not getattr(ReplayCls, "async_", False):  # a user's replay class may not say
+        # getattr with a default stays: ReplayBufferCls may be a user's or rlpyt-style class that does not
+        # declare async_ (rlrun's replays do); one that does not say is not asynchronous.
+        if async_ and not getattr(ReplayCls, "async_", False):
             raise TypeError(
                 f"ReplayBufferCls={ReplayCls.__name__} is not an asynchronous replay, and an asynchronous run shares "
                 "the replay between processes. Pass its Async variant (e.g. AsyncUniformReplayBuffer from "
@@ -212,8 +219,11 @@ class OffPolicyActorCritic(RlAlgorithm[QpgAgentBase]):
     ) -> NamedArrayTuple:
         """:data:`SamplesToBufferTl` when bootstrapping through time limits, else :data:`SamplesToBuffer`."""
         timeout = optional_field(env_info, "timeout")
+        # The row classes are made at run time (namedarraytuple), so the checker needs their type named.
+        row: NamedArrayTuple
         if not self.bootstrap_timelimit:
-            return SamplesToBuffer(observation, action, reward, done)
+            row = SamplesToBuffer(observation, action, reward, done)
+            return row
         if timeout is None:
             if not self._warned_no_timeout:
                 self._warned_no_timeout = True
@@ -222,8 +232,10 @@ class OffPolicyActorCritic(RlAlgorithm[QpgAgentBase]):
                     "terminal. Envs from rlrun.envs.gym.make report it.",
                     type(self).__name__,
                 )
-            return SamplesToBuffer(observation, action, reward, done)
-        return SamplesToBufferTl(observation, action, reward, done, timeout)
+            row = SamplesToBuffer(observation, action, reward, done)
+            return row
+        row = SamplesToBufferTl(observation, action, reward, done, timeout)
+        return row
 
     def optim_initialize(self, rank: int = 0) -> None:
         raise NotImplementedError
@@ -245,29 +257,30 @@ class OffPolicyActorCritic(RlAlgorithm[QpgAgentBase]):
             self.replay_buffer.append_samples(self.samples_to_buffer(samples))
         opt_info = self.empty_opt_info()
         if itr < self.min_itr_learn:
-            return opt_info
+            return opt_info_to_host(opt_info)  # empty lists
         for _ in range(self.updates_per_optimize):
             samples_from_replay = self.replay_buffer.sample_batch(self.batch_size)
             self.update_counter += 1
             self.train_step(samples_from_replay, opt_info)
             if self.update_counter % self.target_update_interval == 0:
                 self.agent.update_target(self.target_update_tau)
-        return opt_info
+        return opt_info_to_host(opt_info)  # the steps' figures stayed on the device until now
 
-    def empty_opt_info(self) -> Any:
+    def empty_opt_info(self) -> OptInfoT:
         """The algorithm's ``OptInfo`` with an empty list per field."""
         raise NotImplementedError
 
-    def train_step(self, samples: NamedArrayTuple, opt_info: Any) -> None:
-        """One gradient step (of each optimiser due) on a replay batch; append to ``opt_info``'s lists.
-        ``update_counter`` already counts this step."""
+    def train_step(self, samples: NamedArrayTuple, opt_info: OptInfoT) -> None:
+        """One gradient step (of each optimiser due) on a replay batch; append to ``opt_info``'s lists
+        (0-dim tensors, read back once per iteration, or floats). ``update_counter`` already counts this step."""
         raise NotImplementedError
 
     def target_discount(self, samples: NamedArrayTuple) -> torch.Tensor | float:
         """The bootstrap discount per sample: ``discount ** steps_n`` where the batch has ``steps_n``
         (windows shortened by a time limit), else ``discount ** n_step_return``."""
         if "steps_n" in fields_of(samples):
-            return self.discount ** samples.steps_n.to(torch.float32)
+            steps_n: torch.Tensor = samples.steps_n
+            return self.discount ** steps_n.to(torch.float32)
         return self.discount**self.n_step_return
 
 

@@ -3,23 +3,34 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
 from rlrun.agents.qpg.ddpg_agent import DdpgAgent
+from rlrun.algos.opt_info import StepValue
 from rlrun.algos.qpg.base import OffPolicyActorCritic, SamplesToBufferTl, clipped_step
-from rlrun.utils.collections import NamedArrayTuple, namedtuple
+from rlrun.utils.collections import NamedArrayTuple
 from rlrun.utils.tensor import valid_mean
 
 __all__ = ["DDPG", "OptInfo", "SamplesToBuffer"]
 
-OptInfo = namedtuple("OptInfo", ["muLoss", "qLoss", "muGradNorm", "qGradNorm"])
+
+class OptInfo(NamedTuple):
+    """DDPG's and TD3's diagnostics: a value per critic step in ``qLoss`` and ``qGradNorm``, per policy step
+    in ``muLoss`` and ``muGradNorm``."""
+
+    muLoss: list[StepValue]
+    qLoss: list[StepValue]
+    muGradNorm: list[StepValue]
+    qGradNorm: list[StepValue]
+
+
 # rlpyt's DDPG stored one row type, with the time-limit flag.
 SamplesToBuffer = SamplesToBufferTl
 
 
-class DDPG(OffPolicyActorCritic):
+class DDPG(OffPolicyActorCritic[OptInfo]):
     """A critic ``Q(s, a)`` learned by TD and a deterministic policy ``mu(s)`` that climbs it.
 
     - Critic: ``q_loss = mean(0.5 * (y - Q(s, a))^2)`` with
@@ -35,7 +46,7 @@ class DDPG(OffPolicyActorCritic):
 
     agent: DdpgAgent  # the agent methods this algorithm calls
 
-    opt_info_fields = OptInfo._fields
+    opt_info_fields: tuple[str, ...] = OptInfo._fields
     agent_methods = ("give_min_itr_learn", "update_target", "q", "q_at_mu", "target_q_at_mu", "mu_parameters", "q_parameters")  # fmt: skip
     agent_example = "DdpgAgent"
 
@@ -93,19 +104,19 @@ class DDPG(OffPolicyActorCritic):
         if self.initial_optim_state_dict is not None:
             self.load_optim_state_dict(self.initial_optim_state_dict)
 
-    def empty_opt_info(self) -> Any:
+    def empty_opt_info(self) -> OptInfo:
         return OptInfo(*([] for _ in OptInfo._fields))
 
-    def train_step(self, samples: NamedArrayTuple, opt_info: Any) -> None:
+    def train_step(self, samples: NamedArrayTuple, opt_info: OptInfo) -> None:
         """A critic step, then a policy step on the same batch when ``update_counter`` is due."""
         q_loss = self.q_loss(samples)
         q_grad_norm = clipped_step(self.q_optimizer, q_loss, self.agent.q_parameters(), self.clip_grad_norm)
-        opt_info.qLoss.append(q_loss.item())
+        opt_info.qLoss.append(q_loss.detach())  # read back once per iteration, by optimize_agent
         opt_info.qGradNorm.append(q_grad_norm)
         if self.update_counter % self.policy_update_interval == 0:
             mu_loss = self.mu_loss(samples)
             mu_grad_norm = clipped_step(self.mu_optimizer, mu_loss, self.agent.mu_parameters(), self.clip_grad_norm)
-            opt_info.muLoss.append(mu_loss.item())
+            opt_info.muLoss.append(mu_loss.detach())
             opt_info.muGradNorm.append(mu_grad_norm)
 
     def mu_loss(self, samples: NamedArrayTuple, valid: torch.Tensor | None = None) -> torch.Tensor:

@@ -4,39 +4,39 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
 
 from rlrun.agents.qpg.sac_agent import SacAgent
+from rlrun.algos.opt_info import StepValue
 from rlrun.algos.qpg.base import OffPolicyActorCritic, SamplesToBuffer, SamplesToBufferTl, clipped_step
 from rlrun.distributions.gaussian import DistInfo, Gaussian
-from rlrun.utils.collections import NamedArrayTuple, namedtuple
+from rlrun.utils.collections import NamedArrayTuple
 from rlrun.utils.tensor import valid_mean
 
 __all__ = ["SAC", "OptInfo", "SamplesToBuffer", "SamplesToBufferTl"]
 
-OptInfo = namedtuple(
-    "OptInfo",
-    [
-        "q1Loss",
-        "q2Loss",
-        "piLoss",
-        "q1GradNorm",
-        "q2GradNorm",
-        "piGradNorm",
-        "q1",
-        "q2",
-        "piMu",
-        "piLogStd",
-        "qMeanDiff",
-        "alpha",
-    ],  # fmt: skip
-)
+
+class OptInfo(NamedTuple):
+    """SAC's diagnostics, a list per field with one value per gradient step (batch means for the values)."""
+
+    q1Loss: list[StepValue]
+    q2Loss: list[StepValue]
+    piLoss: list[StepValue]
+    q1GradNorm: list[StepValue]
+    q2GradNorm: list[StepValue]
+    piGradNorm: list[StepValue]
+    q1: list[StepValue]
+    q2: list[StepValue]
+    piMu: list[StepValue]
+    piLogStd: list[StepValue]
+    qMeanDiff: list[StepValue]
+    alpha: list[StepValue]
 
 
-class SAC(OffPolicyActorCritic):
+class SAC(OffPolicyActorCritic[OptInfo]):
     """Maximum-entropy actor-critic with a tanh-squashed Gaussian policy (the agent's, see
     :class:`~rlrun.agents.qpg.sac_agent.SacAgent`) and two critics with target copies.
 
@@ -61,7 +61,7 @@ class SAC(OffPolicyActorCritic):
 
     agent: SacAgent  # the agent methods this algorithm calls
 
-    opt_info_fields = OptInfo._fields
+    opt_info_fields: tuple[str, ...] = OptInfo._fields
     agent_methods = ("give_min_itr_learn", "update_target", "q", "target_q", "pi", "pi_parameters", "q1_parameters", "q2_parameters")  # fmt: skip
     agent_example = "SacAgent"
 
@@ -157,10 +157,10 @@ class SAC(OffPolicyActorCritic):
         """The current entropy temperature."""
         return float(self._alpha)
 
-    def empty_opt_info(self) -> Any:
+    def empty_opt_info(self) -> OptInfo:
         return OptInfo(*([] for _ in OptInfo._fields))
 
-    def train_step(self, samples: NamedArrayTuple, opt_info: Any) -> None:
+    def train_step(self, samples: NamedArrayTuple, opt_info: OptInfo) -> None:
         """Temperature, policy, then critic steps on the losses of one batch."""
         losses, values = self.loss(samples)
         q1_loss, q2_loss, pi_loss, alpha_loss = losses
@@ -179,29 +179,31 @@ class SAC(OffPolicyActorCritic):
 
     def append_opt_info_(
         self,
-        opt_info: Any,
+        opt_info: OptInfo,
         losses: tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None],
-        grad_norms: tuple[float, float, float],
+        grad_norms: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
         values: tuple[torch.Tensor, ...],
     ) -> None:
         """Append one gradient step's diagnostics to ``opt_info``'s lists, in place: the losses
         ``(q1, q2, pi, alpha)`` and ``values`` ``(q1, q2, pi_mean, pi_log_std)`` of :meth:`loss`, the
-        gradient norms ``(q1, q2, pi)``. Override it to log more per step."""
+        gradient norms ``(q1, q2, pi)``, all tensors. Append 0-dim tensors (or floats) to log more per step:
+        :meth:`optimize_agent` reads the tensors back to the host once per iteration."""
         q1_loss, q2_loss, pi_loss, _alpha_loss = losses
         q1_grad_norm, q2_grad_norm, pi_grad_norm = grad_norms
         q1, q2, pi_mean, pi_log_std = values
-        opt_info.q1Loss.append(q1_loss.item())
-        opt_info.q2Loss.append(q2_loss.item())
-        opt_info.piLoss.append(pi_loss.item())
+        # 0-dim tensors, left on the device: optimize_agent reads them all back once per iteration.
+        opt_info.q1Loss.append(q1_loss.detach())
+        opt_info.q2Loss.append(q2_loss.detach())
+        opt_info.piLoss.append(pi_loss.detach())
         opt_info.q1GradNorm.append(q1_grad_norm)
         opt_info.q2GradNorm.append(q2_grad_norm)
         opt_info.piGradNorm.append(pi_grad_norm)
-        opt_info.q1.append(q1.mean().item())  # batch means: one value per gradient step
-        opt_info.q2.append(q2.mean().item())
-        opt_info.piMu.append(pi_mean.mean().item())
-        opt_info.piLogStd.append(pi_log_std.mean().item())
-        opt_info.qMeanDiff.append((q1 - q2).abs().mean().item())
-        opt_info.alpha.append(self.alpha)
+        opt_info.q1.append(q1.mean())  # batch means: one value per gradient step
+        opt_info.q2.append(q2.mean())
+        opt_info.piMu.append(pi_mean.mean())
+        opt_info.piLogStd.append(pi_log_std.mean())
+        opt_info.qMeanDiff.append((q1 - q2).abs().mean())
+        opt_info.alpha.append(self._alpha.reshape(()))
 
     def loss(
         self, samples: NamedArrayTuple
@@ -235,7 +237,6 @@ class SAC(OffPolicyActorCritic):
         """The action prior's log density: 0 for ``"uniform"``, a unit normal's for ``"gaussian"``."""
         if self.action_prior_distribution is None:
             return 0.0
-        action = action.cpu()
         return self.action_prior_distribution.log_likelihood(action, DistInfo(mean=torch.zeros_like(action)))
 
     def get_action_prior(self, action: torch.Tensor) -> torch.Tensor | float:

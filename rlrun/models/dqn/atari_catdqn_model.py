@@ -26,7 +26,8 @@ class DistributionalHeadModel(torch.nn.Module):
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
         out = self.mlp(input)
-        return out.reshape(*out.shape[:-1], self._output_size, self._n_atoms)
+        result: torch.Tensor = out.reshape(*out.shape[:-1], self._output_size, self._n_atoms)
+        return result
 
 
 def check_n_atoms(n_atoms: int) -> None:
@@ -79,4 +80,5 @@ class AtariCatDqnModel(torch.nn.Module):
     ) -> torch.Tensor:
         lead_dim, T, B, image = frames_to_float(observation)
         logits = self.head(self.conv(image).reshape(T * B, -1))
-        return restore_leading_dims(torch.softmax(logits, dim=-1), lead_dim, T, B)
+        result: torch.Tensor = restore_leading_dims(torch.softmax(logits, dim=-1), lead_dim, T, B)
+        return result

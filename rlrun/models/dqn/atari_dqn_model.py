@@ -95,4 +95,5 @@ class AtariDqnModel(torch.nn.Module):
     ) -> torch.Tensor:
         lead_dim, T, B, image = frames_to_float(observation)
         q = self.head(self.conv(image).reshape(T * B, -1))
-        return restore_leading_dims(q, lead_dim, T, B)
+        result: torch.Tensor = restore_leading_dims(q, lead_dim, T, B)
+        return result

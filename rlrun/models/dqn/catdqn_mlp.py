@@ -59,4 +59,5 @@ class CatDqnMlpModel(torch.nn.Module):
         lead_dim, T, B, _ = infer_leading_dims(observation, self._obs_ndim)
         x = observation.reshape(T * B, -1).to(torch.float32)
         logits = self.head(self.trunk(x))
-        return restore_leading_dims(torch.softmax(logits, dim=-1), lead_dim, T, B)
+        result: torch.Tensor = restore_leading_dims(torch.softmax(logits, dim=-1), lead_dim, T, B)
+        return result

@@ -42,11 +42,13 @@ class DuelingHeadModel(torch.nn.Module):
     def forward(self, input: torch.Tensor) -> torch.Tensor:
         x = scale_grad(input, self._grad_scale)
         advantage = self.advantage(x)
-        return self.value(x) + advantage - advantage.mean(dim=-1, keepdim=True)
+        result: torch.Tensor = self.value(x) + advantage - advantage.mean(dim=-1, keepdim=True)
+        return result
 
     def advantage(self, input: torch.Tensor) -> torch.Tensor:
         """The (not yet centred) advantage of each action."""
-        return self.advantage_out(self.advantage_hidden(input)) + self.advantage_bias
+        result: torch.Tensor = self.advantage_out(self.advantage_hidden(input)) + self.advantage_bias
+        return result
 
 
 class DistributionalDuelingHeadModel(torch.nn.Module):
@@ -83,9 +85,11 @@ class DistributionalDuelingHeadModel(torch.nn.Module):
         x = scale_grad(input, self._grad_scale)
         advantage = self.advantage(x)
         value = self.value(x).unsqueeze(-2)  # [N, 1, n_atoms]: the same for every action
-        return value + advantage - advantage.mean(dim=-2, keepdim=True)
+        result: torch.Tensor = value + advantage - advantage.mean(dim=-2, keepdim=True)
+        return result
 
     def advantage(self, input: torch.Tensor) -> torch.Tensor:
         """The (not yet centred) advantage logits ``[N, output_size, n_atoms]``."""
         out = self.advantage_out(self.advantage_hidden(input))
-        return out.reshape(*out.shape[:-1], self._output_size, self._n_atoms) + self.advantage_bias
+        result: torch.Tensor = out.reshape(*out.shape[:-1], self._output_size, self._n_atoms) + self.advantage_bias
+        return result

@@ -54,4 +54,5 @@ class DqnMlpModel(torch.nn.Module):
         lead_dim, T, B, _ = infer_leading_dims(observation, self._obs_ndim)
         x = observation.reshape(T * B, -1).to(torch.float32)
         q = self.head(self.trunk(x))
-        return restore_leading_dims(q, lead_dim, T, B)
+        result: torch.Tensor = restore_leading_dims(q, lead_dim, T, B)
+        return result

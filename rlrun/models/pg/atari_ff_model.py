@@ -83,4 +83,5 @@ class AtariFfModel(torch.nn.Module):
         features = self.conv(x)
         pi = F.softmax(self.pi(features), dim=-1)
         v = self.value(features).squeeze(-1)
-        return restore_leading_dims((pi, v), lead_dim, T, B)
+        result: tuple[torch.Tensor, torch.Tensor] = restore_leading_dims((pi, v), lead_dim, T, B)
+        return result

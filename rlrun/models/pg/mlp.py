@@ -77,4 +77,5 @@ class CategoricalPgMlpModel(torch.nn.Module):
             x = self.trunk(x)
         pi = F.softmax(self.pi(x), dim=-1)
         v = self.v(x).squeeze(-1)
-        return restore_leading_dims((pi, v), lead_dim, T, B)
+        result: tuple[torch.Tensor, torch.Tensor] = restore_leading_dims((pi, v), lead_dim, T, B)
+        return result

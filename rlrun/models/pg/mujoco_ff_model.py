@@ -68,7 +68,8 @@ class MujocoFfModel(torch.nn.Module):
         mu = self.mu(x)
         v = self.v(x).squeeze(-1)
         log_std = self.log_std.repeat(T * B, 1)  # a copy: an expanded view would keep requires_grad under no_grad
-        return restore_leading_dims((mu, log_std, v), lead_dim, T, B)
+        result: tuple[torch.Tensor, torch.Tensor, torch.Tensor] = restore_leading_dims((mu, log_std, v), lead_dim, T, B)
+        return result
 
     def update_obs_rms(self, observation: torch.Tensor) -> None:
         """Fold a batch of observations into the normalisation statistics (no-op without normalisation)."""

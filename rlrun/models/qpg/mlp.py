@@ -52,7 +52,8 @@ class MuMlpModel(torch.nn.Module):
     ) -> torch.Tensor:
         lead_dim, T, B, x = _flat_observation(observation, self._obs_ndim)
         mu = self._output_max * torch.tanh(self.mlp(x))
-        return restore_leading_dims(mu, lead_dim, T, B)
+        result: torch.Tensor = restore_leading_dims(mu, lead_dim, T, B)
+        return result
 
 
 class PiMlpModel(torch.nn.Module):
@@ -80,7 +81,8 @@ class PiMlpModel(torch.nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         lead_dim, T, B, x = _flat_observation(observation, self._obs_ndim)
         mean, log_std = self.mlp(x).split(self._action_size, dim=-1)
-        return restore_leading_dims((mean, log_std), lead_dim, T, B)
+        result: tuple[torch.Tensor, torch.Tensor] = restore_leading_dims((mean, log_std), lead_dim, T, B)
+        return result
 
 
 class QofMuMlpModel(torch.nn.Module):
@@ -105,7 +107,8 @@ class QofMuMlpModel(torch.nn.Module):
     ) -> torch.Tensor:
         lead_dim, T, B, x = _flat_observation(observation, self._obs_ndim)
         q = self.mlp(torch.cat([x, action.reshape(T * B, -1).to(x.dtype)], dim=-1)).squeeze(-1)
-        return restore_leading_dims(q, lead_dim, T, B)
+        result: torch.Tensor = restore_leading_dims(q, lead_dim, T, B)
+        return result
 
 
 class VMlpModel(torch.nn.Module):
@@ -130,4 +133,5 @@ class VMlpModel(torch.nn.Module):
     ) -> torch.Tensor:
         lead_dim, T, B, x = _flat_observation(observation, self._obs_ndim)
         v = self.mlp(x).squeeze(-1)
-        return restore_leading_dims(v, lead_dim, T, B)
+        result: torch.Tensor = restore_leading_dims(v, lead_dim, T, B)
+        return result
