@@ -201,10 +201,10 @@ class AgentContract(Protocol):
 if TYPE_CHECKING:  # The type checker proves the base classes meet the contracts.
     from rlrun.agents.dqn.dqn_agent import DqnAgent
     from rlrun.algos.base import RlAlgorithm
-    from rlrun.algos.dqn.dqn import DQN
+    from rlrun.algos.dqn.dqn import DQN, DqnStepLog
     from rlrun.samplers.base import BaseSampler
 
     def _base_classes_meet_the_contracts(
-        sampler: BaseSampler, algo: RlAlgorithm[BaseAgent], agent: BaseAgent, dqn: DQN
+        sampler: BaseSampler, algo: RlAlgorithm[BaseAgent], agent: BaseAgent, dqn: DQN[DqnStepLog]
     ) -> tuple[SamplerContract, AlgorithmContract[BaseAgent], AgentContract, AsyncAlgorithmContract[DqnAgent]]:
         return sampler, algo, agent, dqn
