@@ -74,8 +74,8 @@ class Costs:
     round_trip_per_worker_s: float  # what each further worker adds to a round trip
     cores: int  # CPUs this process may use
     served_step_s: float = 0.0  # a served step's machinery beyond one round trip: step buffers, signals
-    capacity_one: float = 1.0  # the share of a core one busy process of ours got (1.0 on a quiet machine)
-    capacity_all: float | None = None  # the cores ``cores`` busy processes of ours got together (None: all)
+    capacity_one: float = 1.0  # the cores' worth of work one busy process of ours got done (1.0 on a quiet machine)
+    capacity_all: float | None = None  # the same for ``cores`` busy processes of ours together (None: all)
     reset_s: float = 0.0  # one env reset, for the table (already spread into env_step_s)
     memory_per_env_bytes: int = 0
     memory_available_bytes: int = 0

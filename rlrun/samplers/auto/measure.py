@@ -3,8 +3,10 @@ trip to worker processes cost on this machine now, in about two seconds.
 
 Env and agent costs are CPU seconds of this process (``time.process_time``, one torch thread, as a
 sampler worker runs), so other processes' load does not inflate them. The load enters as capacity:
-the CPU that one, and then one per usable core, busy-looping processes of ours get in 0.1 s of wall
-time (so only the cores other processes leave count, whatever the scheduler's grouping). Round trips are wall-clock times through real pipes to forked processes, so they carry the
+the env steps that one, and then one per usable core, forked processes of ours stepping copies of the
+env get done in 0.1 s of wall time, in cores' worth of the step's CPU cost alone. Only the cores other
+processes leave count, whatever the scheduler's grouping, and processes that slow each other down
+through shared caches and memory count as fewer cores. Round trips are wall-clock times through real pipes to forked processes, so they carry the
 scheduling delays of the load they were measured under. An agent on a GPU is timed in wall-clock
 time (its call returns CPU tensors, so the time includes the device's work and copies).
 """
@@ -180,21 +182,28 @@ def time_round_trip(workers: int, seconds: float) -> float:
                 process.join()
 
 
-def _spin(seconds: float, report: Connection) -> None:
-    """A capacity probe: busy for ``seconds`` of wall time, then sends the CPU seconds it got."""
+def _step_for(env: Any, step_s: float, seconds: float, report: Connection) -> None:
+    """A capacity probe: steps (its forked copy of) ``env`` for ``seconds`` of wall time, then sends the
+    cores' worth of env stepping it did: steps per second times ``step_s``, the CPU cost of a step alone."""
+    actions = [env.action_space.sample() for _ in range(16)]
+    steps = 0
     start = time.perf_counter()
-    cpu0 = time.thread_time()
     while time.perf_counter() - start < seconds:
-        pass
-    report.send((time.thread_time() - cpu0) / (time.perf_counter() - start))
+        for action in actions:
+            if env.step(action).done:
+                env.reset()
+        steps += len(actions)
+    report.send(steps * step_s / (time.perf_counter() - start))
     report.close()
 
 
-def time_capacity(processes: int, seconds: float) -> float:
-    """The cores ``processes`` busy forked processes of ours get together, now (their CPU over wall time)."""
+def time_capacity(env: Any, step_s: float, processes: int, seconds: float) -> float:
+    """The cores' worth of work that ``processes`` forked processes of ours, each stepping a copy of
+    ``env``, get done together now: less than ``processes`` when other processes take CPU, and also when
+    they slow each other down through shared caches and memory, which a busy loop would not show."""
     ctx = mp.get_context("fork")
     pipes = [ctx.Pipe(duplex=False) for _ in range(processes)]
-    children = [ctx.Process(target=_spin, args=(seconds, send), daemon=True) for _, send in pipes]
+    children = [ctx.Process(target=_step_for, args=(env, step_s, seconds, send), daemon=True) for _, send in pipes]
     for child in children:
         child.start()
     try:
@@ -281,8 +290,6 @@ def measure_costs(
         round_n = time_round_trip(max_workers, settings.round_trip_seconds) if max_workers > 1 else round_1
         per_worker = max(0.0, (round_n - round_1) / max(1, max_workers - 1))
         cores = usable_cores()
-        capacity_one = time_capacity(1, settings.capacity_seconds)
-        capacity_all = time_capacity(cores, settings.capacity_seconds) if cores > 1 else capacity_one
         served = time_served_step(max_workers, 16, settings.served_seconds) if settings.served else 0.0
         me = psutil.Process()
         rss0 = me.memory_info().rss
@@ -294,6 +301,9 @@ def measure_costs(
         try:
             env.seed(0)
             env_s, spread, reset_s = time_env(env, settings.env_seconds)
+            # Before any CUDA context exists (the probes fork).
+            capacity_one = time_capacity(env, env_s, 1, settings.capacity_seconds)
+            capacity_all = time_capacity(env, env_s, cores, settings.capacity_seconds) if cores > 1 else capacity_one
             probe = copy.deepcopy(agent)
             probe.initialize(env.spaces, share_memory=False)
             probe.sample_mode(0)
