@@ -63,6 +63,9 @@ if [ "$SCALING" = 1 ]; then
         say "--- $w workers"
         grep -E "^rlrun (CpuSampler|GpuSampler)|^ceiling|CpuSampler / ceiling" "$log" | tee -a "$SUMMARY"
     done
+    say ""
+    say "=== the cost model's prediction for this machine (rlrun.samplers.auto, docs/performance.md), to set beside the above"
+    "$PYTHON" -m rlrun.samplers.auto.project --kinds gpu,cpu --workers "$(IFS=,; echo "${WORKERS[*]}")" 2>&1 | tee -a "$SUMMARY"
     finish
 fi
 

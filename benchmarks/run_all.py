@@ -107,6 +107,23 @@ STEPS: tuple[Step, ...] = (
         what="samplers beside Gymnasium's vector envs and the cores' ceiling",
     ),
     Step(
+        "auto_layout",
+        ("benchmarks/auto_layout.py",),
+        ("--quick", "--only", "cartpole,busy2ms"),
+        (
+            Headline(
+                "sampler=auto / best layout measured (least over workloads)",
+                r"auto's least share of the best: ([\d.]+)",
+                0.95,
+            ),  # fmt: skip
+            Headline(
+                "largest prediction error, %", r"largest prediction error: ([\d.]+)%", 20.0, higher_is_better=False
+            ),  # fmt: skip
+        ),
+        timeout=900,
+        what="sampler=auto's choice against every layout of the grid, quiet and beside 2 busy processes",
+    ),
+    Step(
         "qpg_update_speed",
         ("benchmarks/qpg_update_speed.py", "--rounds", "5"),
         ("--rounds", "1", "--steps", "5"),

@@ -1,4 +1,4 @@
-"""The ``rlrun`` command (also ``python -m rlrun``): ``rlrun train``, ``plot``, ``play``, ``info`` and ``doctor``."""
+"""The ``rlrun`` command (also ``python -m rlrun``): ``rlrun train``, ``plot``, ``play``, ``info``, ``tune-sampler`` and ``doctor``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import difflib
 import sys
 from collections.abc import Sequence
 
-from rlrun.cli import doctor, info, play, plot, train
+from rlrun.cli import doctor, info, play, plot, train, tune_sampler
 
 __all__ = ["main", "build_parser", "suggest_option"]
 
@@ -16,6 +16,10 @@ COMMANDS = {
     "plot": (plot, "draw learning curves (return against steps and wall time) from run folders"),
     "play": (play, "load the agent a `rlrun train` run saved and play whole episodes with it"),
     "info": (info, "say what a run folder holds, how far it got, and the commands to resume, play and plot it"),
+    "tune-sampler": (
+        tune_sampler,
+        "measure the env and the agent here and print the sampler layout --sampler auto would pick",
+    ),
     "doctor": (doctor, "check this machine before a long run: torch and the GPU, ale-py, MuJoCo, cores, memory"),
 }
 

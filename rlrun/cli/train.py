@@ -57,7 +57,11 @@ __all__ = [
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--algo", choices=ALGOS, help="(required, unless --resume)")
     parser.add_argument("--env", help="a Gymnasium id (CartPole-v1, Pendulum-v1, Hopper-v5) or an ALE game (pong) (required, unless --resume)")  # fmt: skip
-    parser.add_argument("--sampler", "--sample_mode", default="serial", choices=SAMPLERS, help="(default: %(default)s)")  # fmt: skip
+    parser.add_argument(
+        "--sampler", "--sample_mode", default="auto", choices=SAMPLERS,
+        help="auto measures the env and the agent here for a few seconds and picks the fastest layout, printing "
+        "its table (`rlrun tune-sampler` prints it without training; docs/choosing_a_sampler.md) (default: %(default)s)",
+    )  # fmt: skip
     parser.add_argument(
         "--steps", "--n-steps", "--n_steps", type=_count, default=None,
         help="env steps to train (runner.n_steps; default: the config's, printed at the start, e.g. 100k on CartPole)",
@@ -207,7 +211,9 @@ def _positive(text: str) -> int:
 def resolve_config(args: argparse.Namespace) -> tuple[EnvChoice, str, dict[str, Any]]:
     """``(env, source, config)``: the selected config with the options and then each ``--set`` applied."""
     env = resolve_env(args.env)
-    source, config = select_config(args.algo, env, recurrent=args.recurrent, parallel=args.sampler != "serial")
+    source, config = select_config(
+        args.algo, env, recurrent=args.recurrent, parallel=args.sampler not in ("serial", "auto")
+    )
     sampler, runner = config["sampler"], config["runner"]
     for value, section, key in (
         (args.steps, runner, "n_steps"),

@@ -27,9 +27,11 @@ __all__ = [
     "make_affinity_for",
     "optimizer_class",
     "build_runner",
+    "env_class",
+    "agent_kwargs_of",
 ]
 
-SAMPLERS = ("serial", "cpu", "gpu", "alternating")
+SAMPLERS = ("auto", "serial", "cpu", "gpu", "alternating")  # auto: measured at start-up (rlrun.samplers.auto)
 
 # (algo, family, recurrent) -> ("module:Class" of the algorithm, of the agent)
 _CLASSES: dict[tuple[str, str, bool], tuple[str, str]] = {
@@ -86,17 +88,14 @@ def agent_and_algo_classes(algo: str, family: str, recurrent: bool) -> tuple[typ
 
 def sampler_classes(sampler: str, recurrent: bool) -> tuple[type, dict[str, type]]:
     """``(SamplerCls, its collector keywords)``: wait-reset collectors for recurrent agents."""
-    if sampler not in SAMPLERS:
+    if sampler not in _SAMPLER_CLASSES:  # "auto" is resolved to one of them before
         raise ConfigError(f"Unknown sampler {sampler!r}; choose from {', '.join(SAMPLERS)}.")
     kwargs = dict(CollectorCls=_load(_WAIT_RESET_COLLECTORS[sampler])) if recurrent else {}
     return _load(_SAMPLER_CLASSES[sampler]), kwargs
 
 
-def make_affinity_for(
-    sampler: str, batch_B: int, workers: int | None, cuda_idx: int | None, master_threads: int | None
-) -> dict[str, object]:
-    """The runner's affinity: unpinned workers (``workers``, default one per CPU up to the envs per
-    group), the rest of the CPUs as torch threads in this process, or ``master_threads`` there."""
+def check_cuda_idx(cuda_idx: int | None) -> None:
+    """Raise :class:`ConfigError` unless ``cuda_idx`` is None or a GPU that torch sees."""
     if cuda_idx is not None:
         import torch
 
@@ -105,6 +104,14 @@ def make_affinity_for(
                 f"--cuda-idx {cuda_idx}: this machine has {torch.cuda.device_count()} CUDA GPU(s) visible to torch; "
                 "leave --cuda-idx out to train on the CPU."
             )
+
+
+def make_affinity_for(
+    sampler: str, batch_B: int, workers: int | None, cuda_idx: int | None, master_threads: int | None
+) -> dict[str, object]:
+    """The runner's affinity: unpinned workers (``workers``, default one per CPU up to the envs per
+    group), the rest of the CPUs as torch threads in this process, or ``master_threads`` there."""
+    check_cuda_idx(cuda_idx)
     if sampler == "serial":
         if workers is not None:
             raise ConfigError("--workers sets the worker processes of a parallel sampler: add --sampler cpu, gpu or alternating.")  # fmt: skip
@@ -156,6 +163,17 @@ def build_runner(
     keywords that a class does not take, naming the section. ``torch_threads`` sets the training process's
     torch threads (default: 1 for MLPs, the CPUs the sampler's workers leave for Atari networks)."""
     AlgoCls, AgentCls = agent_and_algo_classes(algo, env.family, recurrent)
+    agent_kwargs = agent_kwargs_of(config)
+    choice = None
+    if sampler == "auto":
+        from rlrun.samplers.auto.run import choose_for_run
+
+        check_cuda_idx(cuda_idx)
+        try:
+            choice = choose_for_run(env_class(env), dict(config["env"]), AgentCls, agent_kwargs, config["sampler"], workers, cuda_idx)  # fmt: skip
+        except (TypeError, ValueError) as error:
+            raise ConfigError(f"sampler=auto could not measure this run: {error}") from error
+        sampler, workers = choice.layout.kind, (choice.layout.workers or None)
     SamplerCls, collector_kwargs = sampler_classes(sampler, recurrent or algo == "r2d1")
     algo_kwargs = dict(config["algo"])
     for key, value in algo_kwargs.items():  # --set algo.OptimCls="'RMSprop'": a class of torch.optim by name
@@ -163,21 +181,14 @@ def build_runner(
             algo_kwargs[key] = optimizer_class(value)
     if config.get("optim"):
         algo_kwargs["optim_kwargs"] = {**(algo_kwargs.get("optim_kwargs") or {}), **config["optim"]}
-    agent_kwargs = dict(config["agent"])
-    if config.get("model"):
-        agent_kwargs["model_kwargs"] = {**(agent_kwargs.get("model_kwargs") or {}), **config["model"]}
-    sampler_kwargs = {**collector_kwargs, **config["sampler"]}
+    sampler_kwargs = {**collector_kwargs, **config["sampler"], "EnvCls": env_class(env)}
     if env.family == "atari":
-        from rlrun.envs.atari.atari_env import AtariEnv, AtariTrajInfo
+        from rlrun.envs.atari.atari_env import AtariTrajInfo
 
-        sampler_kwargs.update(EnvCls=AtariEnv, TrajInfoCls=AtariTrajInfo)
+        sampler_kwargs["TrajInfoCls"] = AtariTrajInfo
         if sampler_kwargs.get("eval_n_envs", 0) > 0:  # whole games, as the DQN and R2D1 configs evaluate
             eval_env = dict(config["env"], episodic_lives=False)
             sampler_kwargs["eval_env_kwargs"] = {**eval_env, **config.get("eval_env", {})}
-    else:
-        from rlrun.envs.gym import make
-
-        sampler_kwargs["EnvCls"] = make
     sampler_kwargs["env_kwargs"] = dict(config["env"])
     small_models = env.family != "atari"  # MLPs gain nothing from more threads on a busy machine
     if torch_threads is None and small_models:
@@ -197,6 +208,30 @@ def build_runner(
 
     RunnerCls = MinibatchRlEval if sampler_kwargs.get("eval_n_envs", 0) > 0 else MinibatchRl
     try:
-        return RunnerCls(**built, seed=seed, affinity=affinity, **config["runner"])
+        runner = RunnerCls(**built, seed=seed, affinity=affinity, **config["runner"])
     except (TypeError, ValueError) as error:
         raise ConfigError(f"The 'runner' section does not build {RunnerCls.__name__}: {error}") from error
+    if choice is not None:
+        from rlrun.samplers.auto.run import check_speed
+
+        check_speed(runner.sampler, choice)
+    return runner
+
+
+def agent_kwargs_of(config: dict[str, Any]) -> dict[str, Any]:
+    """The agent's keywords: the ``agent`` section, with the ``model`` section as its ``model_kwargs``."""
+    agent_kwargs = dict(config["agent"])
+    if config.get("model"):
+        agent_kwargs["model_kwargs"] = {**(agent_kwargs.get("model_kwargs") or {}), **config["model"]}
+    return agent_kwargs
+
+
+def env_class(env: EnvChoice) -> Any:
+    """The env class (or factory) of ``env``'s family: ``AtariEnv`` for ALE games, else ``rlrun.envs.gym.make``."""
+    if env.family == "atari":
+        from rlrun.envs.atari.atari_env import AtariEnv
+
+        return AtariEnv
+    from rlrun.envs.gym import make
+
+    return make

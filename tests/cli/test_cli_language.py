@@ -48,4 +48,4 @@ def test_train_help_says_where_each_default_comes_from(capsys):
         main(["train", "--help"])
     out = " ".join(capsys.readouterr().out.split())
     assert "default: the config's, printed at the start, e.g. 100k on CartPole" in out
-    assert "(default: serial)" in out and "default: one per usable CPU" in out
+    assert "(default: auto)" in out and "default: one per usable CPU" in out

@@ -173,7 +173,7 @@ def test_ale_ids_and_game_names_are_atari_games():
         (["--algo", "dqn", "--env", "CartPole-v1", "--set", "algo.no_such_keyword=1"], "does not build DQN"),
         (["--algo", "a2c", "--env", "CartPole-v1", "--set", "algo.OptimCls='RMSProp'"], "choose one of A"),
         (["--algo", "ppo", "--env", "CartPole-v1", "--sampler", "cpu", "--n-envs", "2", "--workers", "4"], "--workers 2"),
-        (["--algo", "ppo", "--env", "CartPole-v1", "--workers", "2"], "add --sampler cpu, gpu or alternating"),
+        (["--algo", "ppo", "--env", "CartPole-v1", "--sampler", "serial", "--workers", "2"], "add --sampler cpu, gpu or alternating"),
         (["--algo", "ppo", "--env", "CartPole-v1", "--cuda-idx", "99"], "leave --cuda-idx out"),
         (["--algo", "td3", "--env", "Pendulum-v1", "--steps", "3000"], "would end without one gradient step"),
         (["--algo", "dqn", "--env", "CartPole-v1", "--steps", "1e4", "--set", "algo.min_steps_learn=10000"], "--steps above 10,000"),

@@ -1,0 +1,251 @@
+"""sampler="auto" against every layout it could have picked: measured and predicted steps/s, side by side.
+
+For each workload, on a quiet machine and then beside ``--neighbours`` busy processes (made as in
+``benchmarks/contention.py``): auto's probes measure the costs (what ``sampler="auto"`` does at
+start-up) and predict every layout of the grid; then every layout of the grid is timed in turn, each
+collecting batches as a runner would for ``--seconds`` of wall time after two warm-up batches.
+Printed per workload and machine: each layout's measured and predicted steps/s and their ratio, auto's
+choice, and its measured speed as a share of the best layout measured.
+
+Workloads (``--only`` picks some):
+- ``cartpole``: CartPole-v1, the MLP ``CategoricalPgAgent``, ``batch_B=8``, ``batch_T=32`` (the PPO config);
+- ``pong``: Pong through ``AtariEnv``, ``AtariFfAgent`` (the A3C CNN), ``batch_B=16``, ``batch_T=5`` (example_3);
+- ``busy2ms``: a ``BusyEnv`` burning 2 ms of CPU a step, the MLP agent, ``batch_B=8``, ``batch_T=8``;
+- ``halfcheetah``: HalfCheetah-v5 (when MuJoCo is installed), ``MujocoFfAgent``, ``batch_B=8``, ``batch_T=32``;
+- ``cnn_cheap``: a free ``BusyEnv`` with 4x84x84 uint8 frames, ``AtariFfAgent``, ``batch_B=16``, ``batch_T=5``.
+
+Every agent acts with one torch thread, as sampler workers do. Targets (``--check`` exits 1 when one is
+missed): auto's layout reaches 0.95 of the best measured on every workload, quiet and loaded; every
+prediction is within 20% of its measurement.
+
+    python benchmarks/auto_layout.py --out benchmarks/results/auto_layout.txt     # about 5 minutes on 2 cores
+    python benchmarks/auto_layout.py --quick --only cartpole,busy2ms                # a smoke run, seconds
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from contention import Neighbours, check_stop, load_line, note_stop_signal  # noqa: E402
+
+from rlrun.samplers.auto import Constraints, Costs, Layout, ProbeSettings, call_sizes, candidates, choose  # noqa: E402
+from rlrun.samplers.auto.apply import layout_affinity, sampler_class  # noqa: E402
+from rlrun.samplers.auto.busy_env import BusyEnv  # noqa: E402
+from rlrun.samplers.auto.cost_model import predict  # noqa: E402
+from rlrun.samplers.auto.measure import measure_costs, usable_cores  # noqa: E402
+
+PREDICTION_TOLERANCE = 0.20
+AUTO_SHARE_TARGET = 0.95
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    EnvCls: Callable[..., Any]
+    env_kwargs: dict[str, Any]
+    new_agent: Callable[[], Any]
+    batch_B: int
+    batch_T: int
+    TrajInfoCls: type | None = None
+
+
+def workloads() -> dict[str, Workload]:
+    from rlrun.agents.pg.atari import AtariFfAgent
+    from rlrun.agents.pg.categorical import CategoricalPgAgent
+    from rlrun.envs.atari.atari_env import AtariEnv, AtariTrajInfo
+    from rlrun.envs.gym import make
+
+    found = {
+        "cartpole": Workload("cartpole", make, dict(id="CartPole-v1"), CategoricalPgAgent, 8, 32),
+        "pong": Workload("pong", AtariEnv, dict(game="pong"), AtariFfAgent, 16, 5, AtariTrajInfo),
+        "busy2ms": Workload("busy2ms", BusyEnv, dict(step_seconds=0.002), CategoricalPgAgent, 8, 8),
+        "cnn_cheap": Workload(
+            "cnn_cheap",
+            BusyEnv,
+            dict(observation_shape=(4, 84, 84), image=True, n_actions=6),
+            AtariFfAgent,
+            16,
+            5,
+        ),
+    }
+    try:
+        import mujoco  # noqa: F401
+
+        from rlrun.agents.pg.mujoco import MujocoFfAgent
+
+        found["halfcheetah"] = Workload("halfcheetah", make, dict(id="HalfCheetah-v5"), MujocoFfAgent, 8, 32)
+    except ImportError:
+        pass
+    return found
+
+
+def time_layout(workload: Workload, layout: Layout, seconds: float) -> float:
+    """Wall-clock steps/s of ``layout`` collecting batches (after two warm-up batches)."""
+    kwargs: dict[str, Any] = dict(
+        EnvCls=workload.EnvCls,
+        env_kwargs=workload.env_kwargs,
+        batch_T=workload.batch_T,
+        batch_B=workload.batch_B,
+        max_decorrelation_steps=0,
+    )
+    if workload.TrajInfoCls is not None:
+        kwargs["TrajInfoCls"] = workload.TrajInfoCls
+    torch.manual_seed(0)
+    sampler = sampler_class(layout.kind)(**kwargs)
+    agent = workload.new_agent()
+    sampler.initialize(agent, affinity=layout_affinity(layout), seed=0)
+    torch.set_num_threads(1)  # the runner would apply the affinity's master threads; the model assumes one
+    try:
+        for itr in range(2):
+            agent.sample_mode(itr)
+            sampler.obtain_samples(itr)
+        itr, steps = 2, 0
+        start = time.perf_counter()
+        while (elapsed := time.perf_counter() - start) < seconds or itr < 4:
+            agent.sample_mode(itr)
+            sampler.obtain_samples(itr)
+            itr, steps = itr + 1, steps + workload.batch_B * workload.batch_T
+        return steps / elapsed
+    finally:
+        sampler.shutdown()
+
+
+@dataclass
+class Row:
+    layout: Layout
+    predicted: float
+    measured: float
+
+
+@dataclass
+class Result:
+    workload: str
+    machine: str
+    costs: Costs
+    rows: list[Row]
+    choice: Layout
+    choice_text: str
+
+    @property
+    def best(self) -> Row:
+        return max(self.rows, key=lambda r: r.measured)
+
+    @property
+    def auto_share(self) -> float:
+        chosen = next(r for r in self.rows if r.layout == self.choice)
+        return chosen.measured / self.best.measured
+
+
+def run_workload(workload: Workload, machine: str, args: argparse.Namespace) -> Result:
+    cores = usable_cores()
+    constraints = Constraints(workload.batch_B, workload.batch_T)
+    settings = ProbeSettings() if not args.quick else ProbeSettings(0.05, 0.02, 0.05, 0.05, 4, 0.05)
+    threads = torch.get_num_threads()
+    costs = measure_costs(
+        workload.EnvCls,
+        workload.env_kwargs,
+        workload.new_agent(),
+        call_sizes(workload.batch_B, cores),
+        workload.batch_T,
+        cores,
+        None,
+        settings,
+    )
+    torch.set_num_threads(threads)
+    choice = choose(costs, constraints)
+    layouts, _ = candidates(costs, constraints)
+    rows = []
+    for layout in layouts:
+        check_stop()
+        measured = time_layout(workload, layout, args.seconds)
+        rows.append(Row(layout, predict(layout, costs, workload.batch_B, workload.batch_T).steps_per_s, measured))
+        print(f"    {workload.name:<11} {machine:<18} {layout.label:<32} {measured:9,.0f} steps/s", flush=True)
+    return Result(workload.name, machine, costs, rows, choice.layout, choice.format())
+
+
+def report(results: list[Result]) -> tuple[str, list[str]]:
+    lines: list[str] = []
+    misses: list[str] = []
+    for result in results:
+        lines.append(f"\n== {result.workload}, {result.machine}")
+        lines.append(result.choice_text)
+        lines.append(f"  {'layout':<32} {'measured':>9} {'predicted':>10} {'pred/meas':>9}")
+        for row in sorted(result.rows, key=lambda r: -r.measured):
+            mark = "*" if row.layout == result.choice else " "
+            ratio = row.predicted / row.measured
+            lines.append(f"{mark} {row.layout.label:<32} {row.measured:9,.0f} {row.predicted:10,.0f} {ratio:9.2f}")
+            if abs(ratio - 1.0) > PREDICTION_TOLERANCE:
+                misses.append(f"{result.workload} {result.machine} {row.layout.label}: predicted/measured {ratio:.2f}")
+        share = result.auto_share
+        lines.append(f"  auto's choice / best measured ({result.best.layout.label}): {share:.2f}")
+        if share < AUTO_SHARE_TARGET:
+            misses.append(f"{result.workload} {result.machine}: auto at {share:.2f} of the best")
+    shares = [r.auto_share for r in results]
+    errors = [abs(row.predicted / row.measured - 1.0) for r in results for row in r.rows]
+    lines.append("\nSummary:")
+    for r in results:
+        lines.append(f"  {r.workload:<11} {r.machine:<18} auto {r.choice.label:<32} share of best {r.auto_share:.2f}")
+    lines.append(f"auto's least share of the best: {min(shares):.2f} (target >= {AUTO_SHARE_TARGET})")
+    lines.append(f"largest prediction error: {100 * max(errors):.0f}% (target <= {100 * PREDICTION_TOLERANCE:.0f}%)")
+    lines.append(f"median prediction error: {100 * statistics.median(errors):.0f}%")
+    return "\n".join(lines), misses
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", default=None, help="comma-separated workloads (default: all available)")
+    parser.add_argument("--seconds", type=float, default=3.0, help="wall seconds each layout is timed")
+    parser.add_argument("--neighbours", type=int, default=2, help="busy processes beside the loaded runs")
+    parser.add_argument("--no-loaded", action="store_true", help="only the quiet machine")
+    parser.add_argument("--quick", action="store_true", help="smoke run: 0.3 s per layout, short probes")
+    parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument("--out", default=None, help="also write the report to this file")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.seconds = 0.3
+    available = workloads()
+    names = args.only.split(",") if args.only else list(available)
+    unknown = [n for n in names if n not in available]
+    if unknown:
+        parser.error(f"unknown or unavailable workload(s) {unknown}; choose from {', '.join(available)}")
+    signal.signal(signal.SIGTERM, note_stop_signal)
+    signal.signal(signal.SIGINT, note_stop_signal)
+    header = (
+        f"auto_layout: {', '.join(names)}; {args.seconds:g} s per layout; {usable_cores()} usable CPUs; "
+        f"torch {torch.__version__}; {load_line()} at the start"
+    )
+    print(header, flush=True)
+    started = time.perf_counter()
+    results: list[Result] = []
+    machines = [("quiet", 0)] + ([] if args.no_loaded else [(f"{args.neighbours} busy neighbours", args.neighbours)])
+    for name in names:
+        for machine, n in machines:
+            with Neighbours(n):
+                if n:
+                    time.sleep(0.5)  # the neighbours running before the probes look at the load
+                results.append(run_workload(available[name], machine, args))
+    text, misses = report(results)
+    text += f"\n\ntotal {time.perf_counter() - started:.0f} s; {load_line()} at the end"
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(header + "\n" + text + "\n")
+    if args.check and misses:
+        print("FAIL: " + "; ".join(misses))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,188 @@
+"""Predicted sampling speed (env steps per second) of each sampler layout, from measured costs.
+
+Pure functions of :class:`Costs`, so the model is tested on costs set by hand. What each layout pays per
+batch of ``batch_T`` steps of ``batch_B`` envs (``env`` = one env step plus the collector's work on it,
+CPU seconds; ``agent(b)`` = one ``agent.step`` on ``b`` observations):
+
+- ``serial``: per step, ``batch_B`` env steps then ``agent(batch_B)``, all in this process;
+- ``cpu`` with W workers: each worker steps its ``ceil(batch_B / W)`` envs and acts for them on the CPU;
+  per batch one round trip to every worker; the slowest worker sets the pace;
+- ``gpu`` (served) with W workers: per step the workers step their envs, then the master acts for all
+  ``batch_B`` envs on the run's device; a served step's signals and copies (``served_step``) per step;
+- ``alternating`` on W cores (2W workers, two groups of ``batch_B / 2`` envs): the master acts for one
+  group while the other steps; per step the slower of the two, twice.
+
+Load from other processes enters as measured capacity: one busy process of ours got ``capacity_one`` of
+a core, ``cores`` of them together got ``capacity_all`` cores; ``k`` busy processes then each run
+``min(capacity_one, capacity_all / k)`` of the time. Measuring beats counting other processes: Linux's
+autogroups give each session a share whatever its process count, so more workers need not get more
+CPU beside another session's load. Measured round trips already carry the load they were measured under.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["Kind", "KINDS", "AgentCost", "Costs", "Layout", "Prediction", "predict", "predict_all", "split_envs"]
+
+Kind = Literal["serial", "cpu", "gpu", "alternating"]
+KINDS: tuple[Kind, ...] = ("serial", "cpu", "gpu", "alternating")
+
+
+@dataclass(frozen=True)
+class AgentCost:
+    """Seconds of one ``agent.step`` by batch size, measured at a few sizes: linear between them, and
+    beyond the largest along the slope of the last two (never below the smallest's cost)."""
+
+    points: tuple[tuple[int, float], ...]
+
+    def __post_init__(self) -> None:
+        if not self.points:
+            raise ValueError("AgentCost needs at least one (batch size, seconds) point.")
+        object.__setattr__(self, "points", tuple(sorted((int(b), float(s)) for b, s in self.points)))
+
+    @classmethod
+    def linear(cls, fixed_s: float, per_obs_s: float) -> AgentCost:
+        """A call that costs ``fixed_s + b * per_obs_s`` (for synthetic costs)."""
+        return cls(((1, fixed_s + per_obs_s), (1024, fixed_s + 1024 * per_obs_s)))
+
+    def __call__(self, batch: int) -> float:
+        points = self.points
+        if batch <= points[0][0] or len(points) == 1:
+            return points[0][1]
+        for (b0, s0), (b1, s1) in zip(points, points[1:]):
+            if batch <= b1:
+                return s0 + (s1 - s0) * (batch - b0) / (b1 - b0)
+        (b0, s0), (b1, s1) = points[-2], points[-1]
+        return s1 + max(0.0, (s1 - s0) / (b1 - b0)) * (batch - b1)
+
+
+@dataclass(frozen=True)
+class Costs:
+    """What one run costs on this machine, as :mod:`rlrun.samplers.auto.measure` measures it."""
+
+    env_step_s: float  # CPU seconds per env step, resets spread over the steps
+    env_step_spread: float  # relative standard deviation of one env step's time
+    collector_s: float  # CPU seconds of the collector's own work per env step (buffers, checks); see measure
+    agent_cpu: AgentCost  # agent.step on the CPU, one torch thread: what a CpuSampler worker pays
+    agent_device: AgentCost  # agent.step on the run's device (the same as agent_cpu without a GPU)
+    device_is_cpu: bool  # the master's agent calls take a CPU core
+    round_trip_s: float  # master -> every worker -> master, with one worker
+    round_trip_per_worker_s: float  # what each further worker adds to a round trip
+    cores: int  # CPUs this process may use
+    served_step_s: float = 0.0  # a served step's machinery beyond one round trip: step buffers, signals
+    capacity_one: float = 1.0  # the cores' worth of work one busy process of ours got done (1.0 on a quiet machine)
+    capacity_all: float | None = None  # the same for ``cores`` busy processes of ours together (None: all)
+    reset_s: float = 0.0  # one env reset, for the table (already spread into env_step_s)
+    memory_per_env_bytes: int = 0
+    memory_available_bytes: int = 0
+
+    def round_trip(self, workers: int) -> float:
+        return self.round_trip_s + self.round_trip_per_worker_s * max(0, workers - 1)
+
+    def served_step(self, workers: int) -> float:
+        """One served time step's signals and copies, the agent call not counted."""
+        return self.round_trip(workers) + self.served_step_s
+
+    def share(self, busy: int) -> float:
+        """The share of a core each of ``busy`` processes of ours gets beside the other load: what one
+        got alone, or the cores all of them got, split ``busy`` ways, whichever is less."""
+        together = self.cores if self.capacity_all is None else self.capacity_all
+        return min(1.0, self.capacity_one, together / max(1, busy))
+
+    @property
+    def other_load(self) -> float:
+        """The cores other processes kept from ours (0 on a quiet machine)."""
+        return max(0.0, self.cores - (self.cores if self.capacity_all is None else self.capacity_all))
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A sampler kind with its workers (for ``alternating``: cores, two workers on each)."""
+
+    kind: Kind
+    workers: int = 0
+
+    @property
+    def processes(self) -> int:
+        return 2 * self.workers if self.kind == "alternating" else self.workers
+
+    @property
+    def label(self) -> str:
+        if self.kind == "serial":
+            return "serial"
+        if self.kind == "alternating":
+            return f"alternating, {self.workers} cores x 2 workers"
+        return f"{self.kind}, {self.workers} worker{'s' * (self.workers != 1)}"
+
+
+@dataclass(frozen=True)
+class Prediction:
+    steps_per_s: float
+    bound: str  # what limits it, in a few words
+    envs_per_worker: tuple[int, ...] = ()
+
+
+def split_envs(batch_B: int, workers: int) -> list[int]:
+    """Envs per worker as the parallel samplers split them: as even as can be, the first ones one more."""
+    base, extra = divmod(batch_B, workers)
+    return [base + (i < extra) for i in range(workers)]
+
+
+def _slowest_of(mean_s: float, spread: float, workers: int, steps: int) -> float:
+    """Expected time of the slowest of ``workers`` workers each summing ``steps`` env steps of relative
+    spread ``spread``: ``mean * (1 + spread * sqrt(2 ln W / steps))`` (the normal maximum's bound)."""
+    if workers <= 1 or steps <= 0 or spread <= 0:
+        return mean_s
+    return mean_s * (1.0 + spread * math.sqrt(2.0 * math.log(workers) / steps))
+
+
+def predict(layout: Layout, costs: Costs, batch_B: int, batch_T: int) -> Prediction:
+    """Steps per second of ``layout`` sampling ``batch_T`` x ``batch_B`` batches with ``costs``."""
+    env = costs.env_step_s + costs.collector_s
+    B, T = batch_B, batch_T
+    if layout.kind == "serial":
+        cpu = B * env + (costs.agent_device(B) if costs.device_is_cpu else 0.0)
+        device = 0.0 if costs.device_is_cpu else costs.agent_device(B)
+        step = cpu / costs.share(1) + device
+        bound = "env steps" if 2 * B * env >= cpu + device else "the agent's call"
+        return Prediction(B / step, f"{bound}, one process")
+    W = layout.workers
+    if layout.kind == "cpu":
+        split = split_envs(B, W)
+        b = split[0]
+        work = _slowest_of(b * env, costs.env_step_spread, W, T * b) + costs.agent_cpu(b)
+        step = work / costs.share(W)
+        batch = T * step + costs.round_trip(W)
+        bound = "round trips" if costs.round_trip(W) > T * step else f"{b} envs + agent({b}) per worker"
+        return Prediction(B * T / batch, bound, tuple(split))
+    if layout.kind == "gpu":
+        split = split_envs(B, W)
+        b = split[0]
+        workers = _slowest_of(b * env, costs.env_step_spread, W, b) / costs.share(W)
+        master = costs.agent_device(B) / (costs.share(1) if costs.device_is_cpu else 1.0)
+        step = workers + master + costs.served_step(W)
+        batch = T * step + costs.round_trip(W)
+        bound = "the served call" if master > workers else "the workers' env steps"
+        return Prediction(B * T / batch, bound, tuple(split))
+    # alternating: two groups of B/2 envs, each group on W workers (one per core)
+    half = B // 2
+    split = split_envs(half, W)
+    b = split[0]
+    group = _slowest_of(b * env, costs.env_step_spread, W, b) / costs.share(W + 1)
+    master = costs.agent_device(half) / (costs.share(W + 1) if costs.device_is_cpu else 1.0)
+    cycle = 2.0 * (max(group, master) + costs.served_step(W))
+    if costs.device_is_cpu:  # the master's calls and the workers' steps share the cores
+        busy = W + 1
+        capacity = busy * costs.share(busy)
+        cycle = max(cycle, (B * env + 2.0 * costs.agent_cpu(half)) / capacity)
+    batch = T * cycle + costs.round_trip(2 * W)
+    bound = "the served call" if master > group else "the workers' env steps"
+    return Prediction(B * T / batch, bound, tuple(split + split))
+
+
+def predict_all(layouts: Sequence[Layout], costs: Costs, batch_B: int, batch_T: int) -> list[Prediction]:
+    return [predict(layout, costs, batch_B, batch_T) for layout in layouts]

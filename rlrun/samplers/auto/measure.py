@@ -1,0 +1,345 @@
+"""Timing probes for ``sampler="auto"``: what an env step, an agent call, a collector step and a round
+trip to worker processes cost on this machine now, in about two seconds.
+
+Env and agent costs are CPU seconds of this process (``time.process_time``, one torch thread, as a
+sampler worker runs), so other processes' load does not inflate them. The load enters as capacity:
+the env steps that one, and then one per usable core, forked processes of ours stepping copies of the
+env get done in 0.1 s of wall time, in cores' worth of the step's CPU cost alone. Only the cores other
+processes leave count, whatever the scheduler's grouping, and processes that slow each other down
+through shared caches and memory count as fewer cores. Round trips are wall-clock times through real pipes to forked processes, so they carry the
+scheduling delays of the load they were measured under. An agent on a GPU is timed in wall-clock
+time (its call returns CPU tensors, so the time includes the device's work and copies).
+"""
+
+from __future__ import annotations
+
+import copy
+import multiprocessing as mp
+import os
+import statistics
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+import psutil
+import torch
+
+from rlrun.samplers.auto.cost_model import AgentCost, Costs
+
+__all__ = [
+    "ProbeSettings",
+    "measure_costs",
+    "time_capacity",
+    "time_served_step",
+    "time_collector",
+    "time_env",
+    "time_agent",
+    "time_round_trip",
+]
+
+CPU_CLOCK = time.process_time
+
+
+@dataclass(frozen=True)
+class ProbeSettings:
+    """How long each probe runs (CPU seconds for env and agent, wall seconds for round trips)."""
+
+    env_seconds: float = 0.2
+    agent_seconds: float = 0.05  # per batch size
+    collector_seconds: float = 0.2
+    round_trip_seconds: float = 0.1  # per worker count
+    probe_envs: int = 8  # envs of the collector probe (a SerialSampler); its overhead per env step carries over
+    served_seconds: float = 0.2
+    capacity_seconds: float = 0.1  # per probe, with one and with all cores busy
+    served: bool = True  # time a served step (a GpuSampler on free envs); off when no served layout is a candidate
+
+
+def usable_cores() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def time_env(env: Any, seconds: float) -> tuple[float, float, float]:
+    """``(seconds per step with resets spread in, relative spread of one step, seconds per reset)``.
+
+    Steps in chunks of 16 with random actions; the spread of one step is the chunks' relative standard
+    deviation times sqrt(16).
+    """
+    chunk = 16
+    actions = [env.action_space.sample() for _ in range(chunk)]  # drawn beforehand: a sampler's agent draws them
+    env.reset()
+    reset_s: list[float] = []
+    chunk_s: list[float] = []
+    steps = 0
+    total = 0.0
+    start = CPU_CLOCK()
+    while CPU_CLOCK() - start < seconds or len(chunk_s) < 4:
+        t0 = CPU_CLOCK()
+        for action in actions:
+            done = env.step(action).done
+            if done:
+                r0 = CPU_CLOCK()
+                env.reset()
+                reset_s.append(CPU_CLOCK() - r0)
+        elapsed = CPU_CLOCK() - t0
+        chunk_s.append(elapsed)
+        total += elapsed
+        steps += chunk
+    if not reset_s:  # no episode ended: time a reset on its own (not spread into the steps)
+        r0 = CPU_CLOCK()
+        env.reset()
+        reset_s.append(CPU_CLOCK() - r0)
+        per_reset = reset_s[0]
+    else:
+        per_reset = statistics.fmean(reset_s)
+    mean = statistics.fmean(chunk_s)
+    spread = statistics.pstdev(chunk_s) / mean * chunk**0.5 if mean > 0 else 0.0
+    return total / steps, min(spread, 3.0), per_reset
+
+
+def agent_inputs(env: Any, batch: int) -> tuple[Any, Any, torch.Tensor]:
+    """``(observation, prev_action, prev_reward)`` for ``batch`` envs, as torch tensors."""
+    from rlrun.utils.buffer import buffer_from_example, torchify_buffer
+
+    observation = env.reset()
+    obs = buffer_from_example(observation, (batch,))
+    obs[:] = observation
+    action = buffer_from_example(env.action_space.null_value(), (batch,))
+    return torchify_buffer(obs), torchify_buffer(action), torch.zeros(batch)
+
+
+def time_agent(
+    agent: Any, env: Any, batch_sizes: Iterable[int], seconds: float, device: torch.device | None = None
+) -> AgentCost:
+    """Seconds per ``agent.step`` at each batch size: CPU time on the CPU, wall time on ``device``."""
+    clock: Callable[[], float] = CPU_CLOCK if device is None else time.perf_counter
+    points = []
+    for batch in sorted(set(batch_sizes)):
+        inputs = agent_inputs(env, batch)
+        agent.reset()
+        agent.step(*inputs)  # warm-up: first-call allocations, cuDNN's choice of kernels
+        calls = 0
+        start = clock()
+        while (elapsed := clock() - start) < seconds or calls < 3:
+            agent.step(*inputs)
+            calls += 1
+        points.append((batch, elapsed / calls))
+    agent.reset()
+    return AgentCost(tuple(points))
+
+
+def _echo(connection: Connection) -> None:
+    """A probe worker: answers every message with one byte, until the pipe closes."""
+    try:
+        while connection.recv_bytes() != b"q":
+            connection.send_bytes(b"r")
+    except (EOFError, OSError):
+        pass
+
+
+def time_round_trip(workers: int, seconds: float) -> float:
+    """Wall seconds of one round: a message to each of ``workers`` forked processes and all replies back."""
+    ctx = mp.get_context("fork")
+    ends = []
+    processes = []
+    try:
+        for _ in range(workers):
+            mine, theirs = ctx.Pipe()
+            process = ctx.Process(target=_echo, args=(theirs,), daemon=True)
+            process.start()
+            theirs.close()
+            ends.append(mine)
+            processes.append(process)
+
+        def one_round() -> None:
+            for end in ends:
+                end.send_bytes(b"c")
+            for end in ends:
+                end.recv_bytes()
+
+        for _ in range(5):  # the first rounds pay for the processes' start
+            one_round()
+        rounds = 0
+        start = time.perf_counter()
+        while (elapsed := time.perf_counter() - start) < seconds or rounds < 20:
+            one_round()
+            rounds += 1
+        return elapsed / rounds
+    finally:
+        for end in ends:
+            try:
+                end.send_bytes(b"q")  # each child also holds the others' ends (fork), so closing is no signal
+            except OSError:
+                pass
+            end.close()
+        for process in processes:
+            process.join(2.0)
+            if process.is_alive():
+                process.kill()
+                process.join()
+
+
+def _step_for(env: Any, step_s: float, seconds: float, report: Connection) -> None:
+    """A capacity probe: steps (its forked copy of) ``env`` for ``seconds`` of wall time, then sends the
+    cores' worth of env stepping it did: steps per second times ``step_s``, the CPU cost of a step alone."""
+    actions = [env.action_space.sample() for _ in range(16)]
+    steps = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for action in actions:
+            if env.step(action).done:
+                env.reset()
+        steps += len(actions)
+    report.send(steps * step_s / (time.perf_counter() - start))
+    report.close()
+
+
+def time_capacity(env: Any, step_s: float, processes: int, seconds: float) -> float:
+    """The cores' worth of work that ``processes`` forked processes of ours, each stepping a copy of
+    ``env``, get done together now: less than ``processes`` when other processes take CPU, and also when
+    they slow each other down through shared caches and memory, which a busy loop would not show."""
+    ctx = mp.get_context("fork")
+    pipes = [ctx.Pipe(duplex=False) for _ in range(processes)]
+    children = [ctx.Process(target=_step_for, args=(env, step_s, seconds, send), daemon=True) for _, send in pipes]
+    for child in children:
+        child.start()
+    try:
+        return float(sum(receive.recv() for receive, _ in pipes))
+    finally:
+        for child in children:
+            child.join(2.0)
+            if child.is_alive():
+                child.kill()
+                child.join()
+
+
+def time_collector(
+    EnvCls: Callable[..., Any], env_kwargs: dict[str, Any], agent: Any, n_envs: int, batch_T: int, seconds: float
+) -> float:
+    """CPU seconds per env step of a SerialSampler with ``n_envs`` envs: env, agent and collector together."""
+    from rlrun.samplers.serial.sampler import SerialSampler
+
+    sampler = SerialSampler(
+        EnvCls=EnvCls, env_kwargs=env_kwargs, batch_T=batch_T, batch_B=n_envs, max_decorrelation_steps=0
+    )
+    sampler.initialize(agent, seed=0)
+    try:
+        agent.sample_mode(0)
+        sampler.obtain_samples(0)  # warm-up
+        itr, steps = 1, 0
+        start = CPU_CLOCK()
+        while (elapsed := CPU_CLOCK() - start) < seconds or itr < 3:
+            sampler.obtain_samples(itr)
+            itr, steps = itr + 1, steps + n_envs * batch_T
+        return elapsed / steps
+    finally:
+        sampler.shutdown()
+
+
+def time_served_step(workers: int, batch_T: int, seconds: float) -> float:
+    """Wall seconds per time step of a GpuSampler (agent on the CPU) on ``workers`` free :class:`BusyEnv`
+    envs, less its agent calls: what serving costs beyond acting."""
+    from rlrun.agents.pg.categorical import CategoricalPgAgent
+    from rlrun.samplers.auto.busy_env import BusyEnv
+    from rlrun.samplers.parallel.gpu.sampler import GpuSampler
+    from rlrun.utils.launching.affinity import default_affinity
+
+    sampler = GpuSampler(EnvCls=BusyEnv, env_kwargs={}, batch_T=batch_T, batch_B=workers, max_decorrelation_steps=0)
+    agent = CategoricalPgAgent()
+    sampler.initialize(agent, affinity=default_affinity(workers), seed=0)
+    try:
+        agent.sample_mode(0)
+        sampler.obtain_samples(0)  # warm-up
+        itr = 1
+        start = time.perf_counter()
+        while (elapsed := time.perf_counter() - start) < seconds or itr < 3:
+            sampler.obtain_samples(itr)
+            itr += 1
+        per_step = elapsed / ((itr - 1) * batch_T)
+        env = BusyEnv()
+        acting = time_agent(agent, env, [workers], seconds / 4).points[0][1]
+        return max(0.0, per_step - acting)
+    finally:
+        sampler.shutdown()
+
+
+def measure_costs(
+    EnvCls: Callable[..., Any],
+    env_kwargs: dict[str, Any],
+    agent: Any,
+    batch_sizes: Iterable[int],
+    batch_T: int,
+    max_workers: int,
+    cuda_idx: int | None = None,
+    settings: ProbeSettings | None = None,
+) -> Costs:
+    """Measure every cost the model needs. ``agent`` is not touched: the probes act with copies of it.
+
+    ``batch_sizes``: the agent's call sizes the candidate layouts make; ``max_workers``: the most workers
+    any candidate starts (the round trip is measured with 1 and with that many).
+    """
+    settings = settings or ProbeSettings()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as every sampler worker runs
+    try:
+        # Round trips first: nothing forks after a CUDA context exists.
+        round_1 = time_round_trip(1, settings.round_trip_seconds)
+        round_n = time_round_trip(max_workers, settings.round_trip_seconds) if max_workers > 1 else round_1
+        per_worker = max(0.0, (round_n - round_1) / max(1, max_workers - 1))
+        cores = usable_cores()
+        served = time_served_step(max_workers, 16, settings.served_seconds) if settings.served else 0.0
+        me = psutil.Process()
+        rss0 = me.memory_info().rss
+        env = EnvCls(**env_kwargs)
+        rss1 = me.memory_info().rss
+        second = EnvCls(**env_kwargs)  # the first env also pays one-off loads (modules, ROMs)
+        memory_per_env = max(0, me.memory_info().rss - rss1) or max(0, rss1 - rss0)
+        second.close()
+        try:
+            env.seed(0)
+            env_s, spread, reset_s = time_env(env, settings.env_seconds)
+            # Before any CUDA context exists (the probes fork).
+            capacity_one = time_capacity(env, env_s, 1, settings.capacity_seconds)
+            capacity_all = time_capacity(env, env_s, cores, settings.capacity_seconds) if cores > 1 else capacity_one
+            probe = copy.deepcopy(agent)
+            probe.initialize(env.spaces, share_memory=False)
+            probe.sample_mode(0)
+            sizes = sorted(set(batch_sizes) | {1})
+            agent_cpu = time_agent(probe, env, sizes, settings.agent_seconds)
+            n_probe = max(1, min(settings.probe_envs, max(sizes)))
+            per_step = time_collector(
+                EnvCls, env_kwargs, copy.deepcopy(agent), n_probe, batch_T, settings.collector_seconds
+            )
+            # The sampler loop can run faster than its parts timed alone (warm caches): a negative
+            # residual is kept, down to half an env step, so that the serial prediction is the probe's.
+            collector_s = max(-0.5 * env_s, per_step - env_s - agent_cpu(n_probe) / n_probe)
+            if cuda_idx is None:
+                agent_device, device_is_cpu = agent_cpu, True
+            else:
+                probe.to_device(cuda_idx)
+                agent_device = time_agent(probe, env, sizes, settings.agent_seconds, probe.device)
+                device_is_cpu = False
+        finally:
+            env.close()
+    finally:
+        torch.set_num_threads(threads)
+    return Costs(
+        env_step_s=env_s,
+        env_step_spread=spread,
+        collector_s=collector_s,
+        agent_cpu=agent_cpu,
+        agent_device=agent_device,
+        device_is_cpu=device_is_cpu,
+        round_trip_s=round_1,
+        round_trip_per_worker_s=per_worker,
+        served_step_s=max(0.0, served - round_n) if settings.served else 0.0,
+        cores=cores,
+        capacity_one=min(1.0, capacity_one),
+        capacity_all=min(float(cores), capacity_all),
+        reset_s=reset_s,
+        memory_per_env_bytes=int(memory_per_env),
+        memory_available_bytes=int(psutil.virtual_memory().available),
+    )

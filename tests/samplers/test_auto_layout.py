@@ -1,0 +1,206 @@
+"""sampler="auto": the cost model and the choice on synthetic costs (set by hand, so the right answer is
+known and nothing depends on this machine's speed), the probes' plumbing, and auto runs end to end."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from rlrun.samplers.auto import (
+    AgentCost,
+    Constraints,
+    Costs,
+    Layout,
+    SpeedCheck,
+    attach_speed_check,
+    call_sizes,
+    candidates,
+    choose,
+    predict,
+    split_envs,
+)
+from rlrun.samplers.auto.project import project_served
+
+US, MS = 1e-6, 1e-3
+
+
+def costs(
+    env_s: float,
+    agent: AgentCost,
+    *,
+    cores: int = 2,
+    device: AgentCost | None = None,
+    round_trip_s: float = 60 * US,
+    per_worker_s: float = 20 * US,
+    served_s: float = 150 * US,
+    capacity_one: float = 1.0,
+    capacity_all: float | None = None,
+    spread: float = 0.1,
+) -> Costs:
+    return Costs(
+        env_step_s=env_s,
+        env_step_spread=spread,
+        collector_s=3 * US,
+        agent_cpu=agent,
+        agent_device=device or agent,
+        device_is_cpu=device is None,
+        round_trip_s=round_trip_s,
+        round_trip_per_worker_s=per_worker_s,
+        cores=cores,
+        served_step_s=served_s,
+        capacity_one=capacity_one,
+        capacity_all=capacity_all,
+    )
+
+
+MLP = AgentCost.linear(200 * US, 1 * US)  # a small MLP: a fixed cost per call, almost nothing per observation
+CNN_CPU = AgentCost.linear(500 * US, 180 * US)  # the Atari CNN on one core: ~0.18 ms per observation
+CNN_GPU = AgentCost.linear(550 * US, 0.5 * US)  # the same on an H200: launch-bound, flat to B=64
+
+
+def test_agent_cost_interpolates_between_points_and_extrapolates_along_the_last_slope():
+    cost = AgentCost(((1, 1.0), (4, 2.5), (8, 3.0)))
+    assert cost(1) == 1.0 and cost(0) == 1.0
+    assert cost(2) == pytest.approx(1.5)
+    assert cost(6) == pytest.approx(2.75)
+    assert cost(16) == pytest.approx(4.0)
+    assert AgentCost(((8, 2.0),))(64) == 2.0
+
+
+def test_split_envs_matches_the_parallel_samplers_split():
+    assert split_envs(16, 3) == [6, 5, 5]
+    assert sum(split_envs(7, 4)) == 7
+
+
+def test_a_2ms_cpu_burning_env_with_an_mlp_runs_parallel_on_2_cores():
+    choice = choose(costs(2 * MS, MLP), Constraints(batch_B=8, batch_T=8))
+    assert choice.layout == Layout("cpu", 2), choice.format()
+    serial = predict(Layout("serial"), choice.costs, 8, 8).steps_per_s
+    assert choice.prediction.steps_per_s > 1.8 * serial  # two cores on env steps that dominate
+
+
+def test_a_cartpole_like_env_with_an_mlp_stays_serial_when_a_round_trip_costs_a_batch():
+    # 20 us env steps, a 0.2 ms agent call: the work of a batch of 8 x 32 is 12 ms in one process. Beside a
+    # busy neighbour, each wake-up of a worker costs a scheduler slice (a few ms), and two workers share
+    # what one process got.
+    loaded = costs(20 * US, MLP, round_trip_s=4 * MS, per_worker_s=2 * MS, capacity_one=0.7, capacity_all=0.9)
+    choice = choose(loaded, Constraints(batch_B=8, batch_T=32))
+    assert choice.layout == Layout("serial"), choice.format()
+
+
+def test_a_cartpole_like_env_with_an_mlp_is_serial_within_the_margin_on_a_quiet_machine():
+    quiet = costs(20 * US, MLP, round_trip_s=300 * US, per_worker_s=100 * US)
+    choice = choose(quiet, Constraints(batch_B=8, batch_T=32))
+    table = {layout: p.steps_per_s for layout, p in choice.table}
+    # The agent call is the same 0.2 ms in each worker: two workers save only the env steps' half.
+    assert table[Layout("cpu", 2)] < 1.35 * table[Layout("serial")]
+    assert all(table[Layout("serial")] > table[layout] for layout in table if layout.kind in ("gpu", "alternating"))
+
+
+def test_a_cnn_heavy_agent_with_a_free_env_is_not_split_into_smaller_calls_on_a_gpu():
+    gpu = costs(5 * US, CNN_CPU, device=CNN_GPU, cores=16, per_worker_s=5 * US, served_s=100 * US)
+    choice = choose(gpu, Constraints(batch_B=64, batch_T=5))
+    assert choice.layout.kind in ("serial", "gpu"), choice.format()
+    table = {layout: p.steps_per_s for layout, p in choice.table}
+    assert table[Layout("cpu", 15)] < 0.8 * choice.prediction.steps_per_s  # 15 CPU calls of 4-5 observations each
+
+
+def test_a_cnn_heavy_agent_with_a_free_env_on_2_cpu_cores_gains_nothing_from_serving():
+    choice = choose(costs(5 * US, CNN_CPU), Constraints(batch_B=16, batch_T=5))
+    table = {layout: p.steps_per_s for layout, p in choice.table}
+    assert table[Layout("gpu", 2)] < table[Layout("serial")]  # the master acts for all 16 on one core anyway
+    assert choice.layout.kind in ("serial", "cpu")
+
+
+def test_pong_on_16_cores_with_an_h200_serves_from_the_gpu():
+    # A quiet 16-core machine: pipes cost about 5 us more per worker, a served step 0.1 ms.
+    pong = costs(290 * US, CNN_CPU, device=CNN_GPU, cores=16, per_worker_s=5 * US, served_s=100 * US)
+    choice = choose(pong, Constraints(batch_B=64, batch_T=5))
+    assert choice.layout.kind in ("gpu", "alternating") and choice.layout.workers >= 8, choice.format()
+    table = {layout: p.steps_per_s for layout, p in choice.table}
+    assert table[Layout("gpu", 16)] > 1.15 * table[Layout("cpu", 16)]  # 0.55 ms served against 1.2 ms per worker
+
+
+def test_load_from_other_processes_counts_only_the_cores_they_leave():
+    quiet = costs(2 * MS, MLP)
+    # One process of ours gets a whole core, but two get no more than one core together (another session's
+    # load takes the other): splitting the envs then buys nothing and costs round trips.
+    loaded = costs(2 * MS, MLP, capacity_one=1.0, capacity_all=1.0)
+    assert choose(quiet, Constraints(8, 8)).layout == Layout("cpu", 2)
+    assert choose(loaded, Constraints(8, 8)).layout == Layout("serial")
+    assert loaded.other_load == pytest.approx(1.0) and quiet.other_load == 0.0
+
+
+def test_an_async_run_keeps_a_core_for_its_optimiser():
+    layouts, _ = candidates(costs(2 * MS, MLP, cores=4), Constraints(8, 8, reserve_optimizer_core=True))
+    assert max(layout.workers for layout in layouts) == 3
+
+
+def test_the_users_workers_are_kept_and_leave_serial_out():
+    choice = choose(costs(20 * US, MLP), Constraints(8, 32, workers=2))
+    assert {layout.workers for layout, _ in choice.table} == {2}
+    assert choice.layout.kind != "serial"
+
+
+def test_candidates_leave_out_what_does_not_fit_and_say_why():
+    layouts, dropped = candidates(costs(2 * MS, MLP, cores=4), Constraints(batch_B=3, batch_T=8))
+    assert all(layout.workers <= 3 for layout in layouts)
+    assert not any(layout.kind == "alternating" for layout in layouts)
+    assert any("odd" in line for line in dropped)
+    too_big = Costs(**{**costs(2 * MS, MLP).__dict__, "memory_per_env_bytes": 2**30, "memory_available_bytes": 2**30})
+    with pytest.raises(ValueError, match="No sampler layout fits"):
+        choose(too_big, Constraints(batch_B=8, batch_T=8))
+
+
+def test_the_table_names_every_candidate_the_choice_and_why():
+    choice = choose(costs(2 * MS, MLP), Constraints(8, 8))
+    text = choice.format()
+    assert "batch_B=8, batch_T=8" in text and "env step 2000.0 us" in text
+    for layout, prediction in choice.table:
+        assert layout.label in text and f"{prediction.steps_per_s:,.0f}" in text
+    assert f"choice: {choice.layout.label} (" in text
+
+
+def test_a_simpler_layout_within_the_margin_is_preferred():
+    # Two processes share 1.04 cores and the agent's cost is all per observation: two workers predict 4%
+    # more than Serial, within the margin, and Serial is kept.
+    free = costs(
+        0.0, AgentCost.linear(0.0, 100 * US), round_trip_s=0.0, per_worker_s=0.0, served_s=0.0, capacity_all=1.04
+    )
+    choice = choose(free, Constraints(8, 8, kinds=("serial", "cpu")))
+    assert choice.layout == Layout("serial") and "simplest within" in choice.reason
+
+
+def test_call_sizes_cover_every_workers_share_and_the_halves():
+    sizes = call_sizes(16, 3)
+    assert {16, 8, 6, 5, 3, 2}.issubset(sizes) and 4 in call_sizes(16, 4)
+
+
+def test_the_speed_check_warns_beyond_20_percent_and_unwraps_itself():
+    class Sampler:
+        def obtain_samples(self, itr: int) -> int:
+            return itr
+
+    sampler = Sampler()
+    warnings: list[str] = []
+    check = attach_speed_check(sampler, SpeedCheck(1e12, 10, "cpu, 2 workers", skip=1, batches=2, warn=warnings.append))
+    assert [sampler.obtain_samples(i) for i in range(3)] == [0, 1, 2]
+    assert check.result is not None and warnings and "off by more than 20%" in warnings[0]
+    assert "obtain_samples" not in vars(sampler)  # back to the class's method
+    fine = SpeedCheck(100.0, 10, "serial", skip=0, batches=1, warn=warnings.append)
+    assert fine.record(0.1) and len(warnings) == 1
+
+
+def test_projection_for_the_gpu_machine_grows_with_workers_up_to_the_env_bound():
+    rows = project_served(env_step_s=0.29 * MS, call_s=0.55 * MS, batch_B=64, workers=[1, 2, 4, 8, 15], cores=16)
+    rates = [r.steps_per_s for r in rows]
+    assert rates == sorted(rates)
+    assert rates[-1] < 15 / (0.29 * MS)  # never above the env-only bound of 15 cores
+    assert rates[0] == pytest.approx(64 / (64 * 0.29 * MS + 0.55 * MS + rows[0].sync_s), rel=0.01)
+
+
+def test_speed_check_logs_through_the_library_logger(caplog: pytest.LogCaptureFixture):
+    with caplog.at_level(logging.INFO, logger="rlrun.samplers.auto.self_check"):
+        SpeedCheck(100.0, 10, "serial", skip=0, batches=1).record(0.1)
+    assert "sampled 100 steps/s" in caplog.text

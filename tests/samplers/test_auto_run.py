@@ -1,0 +1,76 @@
+"""sampler="auto" end to end: the probes measure real envs and agents, the chosen sampler runs, and
+`rlrun tune-sampler` prints the table. Nothing here asserts on speed: this machine's load is unknown."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlrun.agents.pg.categorical import CategoricalPgAgent
+from rlrun.algos.pg.a2c import A2C
+from rlrun.cli import main as cli_main
+from rlrun.envs.gym import make
+from rlrun.runners.minibatch_rl import MinibatchRl
+from rlrun.samplers.auto import ProbeSettings, auto_layout, candidates
+from rlrun.samplers.auto.apply import layout_affinity, sampler_class
+from rlrun.samplers.auto.busy_env import BusyEnv
+from rlrun.samplers.auto.run import check_speed
+
+SHORT = ProbeSettings(env_seconds=0.03, agent_seconds=0.01, collector_seconds=0.03, round_trip_seconds=0.02,
+                      probe_envs=2, served_seconds=0.03, capacity_seconds=0.03)  # fmt: skip
+
+
+@pytest.mark.timeout(120)
+def test_auto_measures_cartpole_and_its_choice_samples():
+    agent = CategoricalPgAgent()
+    choice = auto_layout(make, dict(id="CartPole-v1"), agent, batch_B=4, batch_T=8, settings=SHORT)
+    costs = choice.costs
+    assert 0 < costs.env_step_s < 0.01 and costs.agent_cpu(4) > 0 and costs.round_trip_s > 0
+    assert costs.cores >= 1 and 0 < costs.capacity_one <= 1.0
+    assert choice.layout in candidates(costs, choice.constraints)[0]
+    assert agent.model is None  # the probes acted with copies; the run's agent is still uninitialised
+    sampler = sampler_class(choice.layout.kind)(
+        EnvCls=make, env_kwargs=dict(id="CartPole-v1"), batch_T=8, batch_B=4, max_decorrelation_steps=0
+    )
+    sampler.initialize(agent, affinity=layout_affinity(choice.layout), seed=0)
+    try:
+        samples, _ = sampler.obtain_samples(0)
+        assert samples.env.reward.shape == (8, 4)
+    finally:
+        sampler.shutdown()
+
+
+@pytest.mark.timeout(120)
+def test_auto_trains_on_a_slow_custom_env_and_checks_its_speed():
+    env_kwargs = dict(step_seconds=0.001, episode_steps=20)
+    agent = CategoricalPgAgent()
+    choice = auto_layout(BusyEnv, env_kwargs, agent, batch_B=4, batch_T=4, settings=SHORT)
+    assert choice.costs.env_step_s >= 0.0009  # it burns 1 ms of CPU a step
+    assert choice.costs.env_step_spread < 1.0
+    sampler = sampler_class(choice.layout.kind)(
+        EnvCls=BusyEnv, env_kwargs=env_kwargs, batch_T=4, batch_B=4, max_decorrelation_steps=0
+    )
+    runner = MinibatchRl(
+        algo=A2C(), agent=agent, sampler=sampler, n_steps=7 * 16, log_interval_steps=10**6, seed=0,
+        affinity=layout_affinity(choice.layout),
+    )  # fmt: skip
+    check = check_speed(runner.sampler, choice)
+    check.skip, check.batches = 1, 3
+    runner.train()
+    assert check.result is not None and check.result[0] > 0
+    assert check.result[1] == pytest.approx(choice.prediction.steps_per_s)
+
+
+@pytest.mark.timeout(120)
+def test_tune_sampler_prints_the_measurements_the_candidates_and_the_choice(capsys):
+    code = cli_main(["tune-sampler", "--algo", "ppo", "--env", "CartPole-v1", "--n-envs", "4", "--batch-T", "8"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "sampler=auto: batch_B=4, batch_T=8; measured env step" in out
+    assert "\n  serial " in out or "\n* serial " in out
+    assert "choice: " in out
+
+
+def test_tune_sampler_refuses_workers_that_fit_no_layout(capsys):
+    code = cli_main(["tune-sampler", "--algo", "ppo", "--env", "CartPole-v1", "--n-envs", "2", "--workers", "3"])
+    assert code == 2
+    assert "No sampler layout fits" in capsys.readouterr().err
