@@ -94,8 +94,11 @@ def test_custom_env_tutorial_learns_its_corridor_on_spawned_workers(tmp_path):
     assert {"ReachedGoalAverage", "FurthestCellAverage"} <= set(progress_columns(tmp_path, "custom_env"))
 
 
-# The scripts that train with a runner that checkpoints (the async DQN ones do not: AsyncRl refuses to).
+# The scripts that train with a runner that checkpoints: all but example_6/6a, whose launcher resumes instead.
 RESUMABLE = [
+    "atari_dqn_async_serial.py",
+    "atari_dqn_async_cpu.py",
+    "atari_dqn_async_gpu.py",
     "quick_start.py",
     "example_1.py",
     "example_2.py",
