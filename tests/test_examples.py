@@ -177,3 +177,22 @@ def test_sampler_round_trip_benchmark_times_every_worker_and_the_master(tmp_path
     for rank in (0, 1):
         assert re.search(rf"worker {rank}: wakes\s+\d+ us after the open, works\s+\d+\.\d\d ms", out), out
     assert re.search(r"master wakes\s+\d+ us after the last arrival", out), out
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.integration
+def test_example_6_resume_relaunches_each_run_of_its_grid_into_its_own_folder(tmp_path):
+    pytest.importorskip("ale_py", reason="example_6 trains on Atari (pip install rlrun[atari])")
+    args = ["--n_steps", "400", "--log_interval_steps", "200", "--runs_per_setting", "1"]
+    args += ["--max_decorrelation_steps", "0"]
+    check(run_example("example_6.py", args, tmp_path))
+    runs = sorted(glob.glob(str(tmp_path / "data" / "local" / "*" / "*" / "example_6" / "*" / "*" / "run_*")))
+    assert len(runs) == 4  # 2 settings x 2 games, one run each
+    before = {p: open(os.path.join(p, "progress.csv")).read() for p in runs}
+
+    result = run_example("example_6.py", [*args, "--resume"], tmp_path)
+    check(result)
+    assert result.stdout.count("Resumed from") == 4, result.stdout[-3000:]
+    after = sorted(glob.glob(str(tmp_path / "data" / "local" / "*" / "*" / "example_6" / "*" / "*" / "run_*")))
+    assert after == runs  # the same launch folder and run folders, no run_0-2
+    assert {p: open(os.path.join(p, "progress.csv")).read() for p in after} == before  # finished: no new rows
