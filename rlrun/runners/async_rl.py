@@ -408,8 +408,12 @@ class AsyncRlBase(MinibatchRlBase):
             self._opt_itr,
         )
 
-    def _checkpoint_if_due(self, row_itr: int) -> None:
-        """After the row of ``row_itr``: a checkpoint of the last batch reported, when the policy wants one."""
+    def _row_logged(self, row_itr: int) -> None:
+        """After the row of ``row_itr``: a video when ``video_every`` rows are due (played by the optimiser's
+        model, which waits meanwhile), then a checkpoint of the last batch reported when the policy wants one."""
+        self._log_rows += 1
+        if self.video_every and self._log_rows % self.video_every == 0:
+            self.record_video(row_itr)
         if self.checkpointer.due(row_itr, self.log_interval_itrs, self.n_itr - 1):
             self.save_checkpoint(self._sampler_itrs - 1)
 
@@ -460,12 +464,12 @@ class AsyncRl(AsyncRlBase, MinibatchRl):
         if (itr + 1) % self.log_interval_itrs == 0 and itr < self.n_itr - 1:
             self._row(itr)
             self.log_diagnostics(itr)
-            self._checkpoint_if_due(itr)
+            self._row_logged(itr)
 
     def on_training_end(self) -> None:
         self._row(self.n_itr - 1)
         self.log_diagnostics(self.n_itr - 1)
-        self._checkpoint_if_due(self.n_itr - 1)
+        self._row_logged(self.n_itr - 1)
 
 
 class AsyncRlEval(AsyncRlBase, MinibatchRlEval):
@@ -484,11 +488,11 @@ class AsyncRlEval(AsyncRlBase, MinibatchRlEval):
             return
         self._row(itr)
         self.log_diagnostics(itr, traj_infos, eval_time)
-        self._checkpoint_if_due(itr)
+        self._row_logged(itr)
 
     def on_training_end(self) -> None:
         final = self._final_evaluation
         if final is not None:
             self._row(self.n_itr - 1)
             self.log_diagnostics(self.n_itr - 1, *final)
-            self._checkpoint_if_due(self.n_itr - 1)
+            self._row_logged(self.n_itr - 1)
