@@ -3,6 +3,7 @@ action in one batched forward pass while its workers step envs, and this process
 examples/atari_dqn_async_gpu.py).
 
     python examples/atari_dqn_async_gpu.py --game pong --run_ID 0        # 2 GPUs: sampler and optimiser apart
+    python examples/atari_dqn_async_gpu.py --resume     # continue data/atari_dqn_async_gpu/run_0 after Ctrl-C
     python examples/atari_dqn_async_gpu.py --n_steps 2000 --min_steps_learn 500 --replay_size 5000 \\
         --log_interval_steps 1000 --eval_max_steps 2000 --batch_B 4     # a smoke run (also without a GPU)
 
@@ -10,11 +11,15 @@ rlpyt's settings: 36 envs x 5 steps per batch, replay ratio 8, learning from 10k
 replay, an evaluation (2 envs, 4 episodes, at most 10k steps) every 10k steps, 2M steps. With two or
 more GPUs the sampler acts on one and the optimiser trains on another; with one they share it; without
 a GPU both run on the CPU. The CUDA path has not been run in rlrun's own tests (no GPU there).
+
+It checkpoints at every log row, without the replay (AsyncRl never saves it: docs/checkpoints.md); a
+resumed run refills the replay with ``min_steps_learn`` steps before it trains again.
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 
 import torch
@@ -23,9 +28,20 @@ from rlrun.agents.dqn.atari.atari_dqn_agent import AtariDqnAgent
 from rlrun.algos.dqn.dqn import DQN
 from rlrun.envs.atari.atari_env import AtariEnv, AtariTrajInfo
 from rlrun.runners.async_rl import AsyncRlEval
+from rlrun.runners.checkpoint import CheckpointPolicy
 from rlrun.samplers.async_.gpu_sampler import AsyncGpuSampler
 from rlrun.utils.launching.affinity import make_affinity
 from rlrun.utils.logging.context import logger_context
+
+LOG_DIR = os.path.join("data", "atari_dqn_async_gpu")  # one fixed folder, so that --resume finds the run again
+
+
+def newest_run(run_ID: int) -> str:
+    """The ID of the newest run folder of ``run_ID`` under LOG_DIR (``0``, ``0-2``, ...)."""
+    runs = glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}")) + glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}-*"))
+    if not runs:
+        return str(run_ID)
+    return os.path.basename(max(runs, key=os.path.getmtime)).removeprefix("run_")
 
 
 def gpu_affinity(n_cpu_core: int | None = None):
@@ -53,6 +69,7 @@ def build_and_train(
     replay_size=int(1e5),
     eval_max_steps=int(10e3),
     batch_B=36,
+    resume=False,
 ):
     affinity = gpu_affinity()
     where = {
@@ -81,9 +98,12 @@ def build_and_train(
         n_steps=n_steps,
         log_interval_steps=log_interval_steps,
         affinity=affinity,
+        checkpoint=CheckpointPolicy(replay=False),  # AsyncRl leaves the replay out in any case
+        resume=resume,
     )
     config = dict(game=game)
-    with logger_context("async_dqn", run_ID, "async_dqn_" + game, config):
+    run_name = newest_run(run_ID) if resume else run_ID  # a later run of the same ID took run_<ID>-2, ...
+    with logger_context(LOG_DIR, run_name, "async_dqn_" + game, config, resume=resume):
         row = runner.train()
     print(
         f"Final row: {row['Diagnostics/CumSteps']:,.0f} steps, {row['Diagnostics/StepsPerSecond']:,.0f} steps/s, "
@@ -102,5 +122,6 @@ if __name__ == "__main__":
     parser.add_argument("--replay_size", type=int, default=int(1e5))
     parser.add_argument("--eval_max_steps", type=int, default=int(10e3))
     parser.add_argument("--batch_B", type=int, default=36, help="envs (rlpyt: 36)")
+    parser.add_argument("--resume", action="store_true", help="continue run_<run_ID> from its newest checkpoint")
     args = parser.parse_args()
     build_and_train(**vars(args))

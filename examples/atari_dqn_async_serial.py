@@ -2,17 +2,22 @@
 itself) while this process optimises (rlpyt's examples/atari_dqn_async_serial.py).
 
     python examples/atari_dqn_async_serial.py --game pong --run_ID 0
+    python examples/atari_dqn_async_serial.py --resume     # continue data/atari_dqn_async_serial/run_0 after Ctrl-C
     python examples/atari_dqn_async_serial.py --n_steps 2000 --min_steps_learn 500 --replay_size 5000 \\
         --log_interval_steps 1000 --eval_max_steps 2000      # a smoke run
 
 rlpyt's settings: 4 envs x 5 steps per batch, replay ratio 18, learning from 5k steps, a 100k-step
 replay, an evaluation (1 env, 2 episodes, at most 10k steps) every 5k steps, 2M steps. The optimiser
 takes one core (and the GPU, if torch sees one), the sampler the rest.
+
+It checkpoints at every log row, without the replay (AsyncRl never saves it: docs/checkpoints.md); a
+resumed run refills the replay with ``min_steps_learn`` steps before it trains again.
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 
 import torch
@@ -21,10 +26,21 @@ from rlrun.agents.dqn.atari.atari_dqn_agent import AtariDqnAgent
 from rlrun.algos.dqn.dqn import DQN
 from rlrun.envs.atari.atari_env import AtariEnv, AtariTrajInfo
 from rlrun.runners.async_rl import AsyncRlEval
+from rlrun.runners.checkpoint import CheckpointPolicy
 from rlrun.samplers.async_.collectors import DbCpuResetCollector
 from rlrun.samplers.async_.serial_sampler import AsyncSerialSampler
 from rlrun.utils.launching.affinity import make_affinity
 from rlrun.utils.logging.context import logger_context
+
+LOG_DIR = os.path.join("data", "atari_dqn_async_serial")  # one fixed folder, so that --resume finds the run again
+
+
+def newest_run(run_ID: int) -> str:
+    """The ID of the newest run folder of ``run_ID`` under LOG_DIR (``0``, ``0-2``, ...)."""
+    runs = glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}")) + glob.glob(os.path.join(LOG_DIR, f"run_{run_ID}-*"))
+    if not runs:
+        return str(run_ID)
+    return os.path.basename(max(runs, key=os.path.getmtime)).removeprefix("run_")
 
 
 def async_affinity(n_cpu_core: int | None = None):
@@ -44,6 +60,7 @@ def build_and_train(
     min_steps_learn=int(5e3),
     replay_size=int(1e5),
     eval_max_steps=int(10e3),
+    resume=False,
 ):
     sampler = AsyncSerialSampler(
         EnvCls=AtariEnv,
@@ -67,9 +84,12 @@ def build_and_train(
         n_steps=n_steps,
         log_interval_steps=log_interval_steps,
         affinity=async_affinity(),
+        checkpoint=CheckpointPolicy(replay=False),  # AsyncRl leaves the replay out in any case
+        resume=resume,
     )
     config = dict(game=game)
-    with logger_context("async_dqn", run_ID, "async_dqn_" + game, config):
+    run_name = newest_run(run_ID) if resume else run_ID  # a later run of the same ID took run_<ID>-2, ...
+    with logger_context(LOG_DIR, run_name, "async_dqn_" + game, config, resume=resume):
         return runner.train()
 
 
@@ -82,5 +102,6 @@ if __name__ == "__main__":
     parser.add_argument("--min_steps_learn", type=int, default=int(5e3))
     parser.add_argument("--replay_size", type=int, default=int(1e5))
     parser.add_argument("--eval_max_steps", type=int, default=int(10e3))
+    parser.add_argument("--resume", action="store_true", help="continue run_<run_ID> from its newest checkpoint")
     args = parser.parse_args()
     build_and_train(**vars(args))

@@ -2,11 +2,15 @@
 
     python examples/example_6.py                                  # 2 settings x 2 games x 2 runs
     python examples/example_6.py --n_steps 400 --runs_per_setting 1 --max_decorrelation_steps 0  # a smoke run
+    python examples/example_6.py --resume     # continue every run of the newest launch after Ctrl-C
 
 Each setting (learning rate with batch_B) is crossed with each game; every combination runs
 ``runs_per_setting`` times. ``run_experiments`` starts ``example_6a.py`` once per run as its own
 process, at most one per run slot of the affinity code (here one core each), and starts the next as
 a slot frees up. Logs land in ``data/local/<date>/<time>/example_6/<setting>/<game>/run_<ID>``.
+Each run checkpoints at every log row; ``--resume`` launches the grid again into the newest launch's
+folder, and each run continues its ``run_<ID>`` from its checkpoint (a finished one logs nothing more).
+Run it with the settings of the first launch.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ def launch(
     n_steps: int = int(50e6),
     log_interval_steps: int = int(1e5),
     max_decorrelation_steps: int = 400,
+    resume: bool = False,
 ):
     affinity_code = encode_affinity(
         n_cpu_core=n_cpu_core,
@@ -57,6 +62,7 @@ def launch(
         variants=variants,
         log_dirs=log_dirs,
         common_args=(str(n_steps), str(log_interval_steps), str(max_decorrelation_steps)),
+        resume=resume,  # True: the newest launch of example_6, each run told to continue (RLRUN_RESUME=1)
     )
 
 
@@ -69,5 +75,13 @@ if __name__ == "__main__":
     parser.add_argument(
         "--max_decorrelation_steps", type=int, default=400, help="random steps per env before the first batch"
     )
+    parser.add_argument("--resume", action="store_true", help="continue the runs of the newest launch")
     args = parser.parse_args()
-    launch(args.n_cpu_core, args.runs_per_setting, args.n_steps, args.log_interval_steps, args.max_decorrelation_steps)
+    launch(
+        args.n_cpu_core,
+        args.runs_per_setting,
+        args.n_steps,
+        args.log_interval_steps,
+        args.max_decorrelation_steps,
+        args.resume,
+    )

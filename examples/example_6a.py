@@ -3,7 +3,8 @@
 ``run_experiments`` calls it as ``example_6a.py <slot_affinity_code> <log_dir> <run_ID> [n_steps
 log_interval_steps [max_decorrelation_steps]]``. The run reads its variant from ``log_dir``, merges it
 into the defaults below, and logs into ``log_dir/run_<ID>``. Envs reset only between batches
-(``GpuWaitResetCollector``).
+(``GpuWaitResetCollector``). It checkpoints at every log row; launched with ``resume``
+(``example_6.py --resume``: ``RLRUN_RESUME=1``) it continues ``run_<ID>`` from its newest checkpoint.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from rlrun.runners.minibatch_rl import MinibatchRl
 from rlrun.samplers.parallel.gpu.collectors import GpuWaitResetCollector
 from rlrun.samplers.parallel.gpu.sampler import GpuSampler
 from rlrun.utils.launching.affinity import affinity_from_code
+from rlrun.utils.launching.exp_launcher import resume_requested
 from rlrun.utils.launching.variant import load_variant, update_config
 from rlrun.utils.logging.context import logger_context
 
@@ -31,6 +33,7 @@ def build_and_train(
     slot_affinity_code, log_dir, run_ID, n_steps=50e6, log_interval_steps=1e5, max_decorrelation_steps=400
 ):
     affinity = affinity_from_code(slot_affinity_code)
+    resume = resume_requested()  # run_experiments(..., resume=True) launched it to continue its folder
     config = update_config(DEFAULTS, load_variant(log_dir))
 
     sampler = GpuSampler(
@@ -51,9 +54,11 @@ def build_and_train(
         n_steps=float(n_steps),
         log_interval_steps=float(log_interval_steps),
         affinity=affinity,
+        checkpoint=True,  # at every log row
+        resume=resume,
     )
     name = "a2c_" + config["env"]["game"]
-    with logger_context(log_dir, run_ID, name, config):  # the variant's own folder
+    with logger_context(log_dir, run_ID, name, config, resume=resume):  # the variant's own folder
         runner.train()
 
 

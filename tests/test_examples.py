@@ -94,8 +94,11 @@ def test_custom_env_tutorial_learns_its_corridor_on_spawned_workers(tmp_path):
     assert {"ReachedGoalAverage", "FurthestCellAverage"} <= set(progress_columns(tmp_path, "custom_env"))
 
 
-# The scripts that train with a runner that checkpoints (the async DQN ones do not: AsyncRl refuses to).
+# The scripts that train with a runner that checkpoints: all but example_6/6a, whose launcher resumes instead.
 RESUMABLE = [
+    "atari_dqn_async_serial.py",
+    "atari_dqn_async_cpu.py",
+    "atari_dqn_async_gpu.py",
     "quick_start.py",
     "example_1.py",
     "example_2.py",
@@ -188,3 +191,22 @@ def test_served_step_profile_splits_a_master_step_into_its_phases(tmp_path):
     ]
     assert all(ms >= 0 for ms in phases[:3]), out
     assert sum(phases) == pytest.approx(total, abs=0.01), out  # the phases and the rest make up the step
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.integration
+def test_example_6_resume_relaunches_each_run_of_its_grid_into_its_own_folder(tmp_path):
+    pytest.importorskip("ale_py", reason="example_6 trains on Atari (pip install rlrun[atari])")
+    args = ["--n_steps", "400", "--log_interval_steps", "200", "--runs_per_setting", "1"]
+    args += ["--max_decorrelation_steps", "0"]
+    check(run_example("example_6.py", args, tmp_path))
+    runs = sorted(glob.glob(str(tmp_path / "data" / "local" / "*" / "*" / "example_6" / "*" / "*" / "run_*")))
+    assert len(runs) == 4  # 2 settings x 2 games, one run each
+    before = {p: open(os.path.join(p, "progress.csv")).read() for p in runs}
+
+    result = run_example("example_6.py", [*args, "--resume"], tmp_path)
+    check(result)
+    assert result.stdout.count("Resumed from") == 4, result.stdout[-3000:]
+    after = sorted(glob.glob(str(tmp_path / "data" / "local" / "*" / "*" / "example_6" / "*" / "*" / "run_*")))
+    assert after == runs  # the same launch folder and run folders, no run_0-2
+    assert {p: open(os.path.join(p, "progress.csv")).read() for p in after} == before  # finished: no new rows

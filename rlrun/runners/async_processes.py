@@ -94,9 +94,12 @@ class AsyncControl:
     sample_copied: list[Semaphore]
 
     @classmethod
-    def build(cls, ctx: BaseContext) -> AsyncControl:
+    def build(cls, ctx: BaseContext, start_itr: int = 0) -> AsyncControl:
+        """``start_itr``: the first batch (a resumed run's); the counters start there, as if it were done."""
+        counters = np_mp_array(3, np.int64)
+        counters[1:] = start_itr
         return cls(
-            counters=np_mp_array(3, np.int64),
+            counters=counters,
             throttle=np_mp_array(1, np.float64),
             sample_ready=[ctx.Semaphore(0) for _ in range(2)],
             sample_copied=[ctx.Semaphore(1) for _ in range(2)],
@@ -145,13 +148,15 @@ def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 @dataclass(frozen=True)
 class SamplerSchedule:
-    """What the sampler process runs: ``n_itr`` batches; with ``eval_itrs`` an evaluation before the first
-    batch, after every ``eval_itrs``-th and after the last; ``lead_itrs`` (None: no limit) keeps it within
-    that many iterations of the optimiser's throttle."""
+    """What the sampler process runs: batches ``start_itr`` to ``n_itr - 1`` (a resumed run starts after its
+    checkpoint's); with ``eval_itrs`` an evaluation before the first batch of a run from scratch, after every
+    ``eval_itrs``-th and after the last; ``lead_itrs`` (None: no limit) keeps it within that many iterations
+    of the optimiser's throttle."""
 
     n_itr: int
     eval_itrs: int | None = None
     lead_itrs: int | None = None
+    start_itr: int = 0
 
     def evaluates_after(self, itr: int) -> bool:
         return self.eval_itrs is not None and ((itr + 1) % self.eval_itrs == 0 or itr == self.n_itr - 1)
@@ -173,9 +178,9 @@ def run_async_sampler(
     try:
         sampler.initialize(affinity)
         reports.send(("ready",))
-        if schedule.eval_itrs is not None:
+        if schedule.eval_itrs is not None and schedule.start_itr == 0:
             _evaluate(sampler, 0, reports)
-        for itr in range(schedule.n_itr):
+        for itr in range(schedule.start_itr, schedule.n_itr):
             half = itr % 2
             if not _acquire(ctrl.sample_copied[half], ctrl, parent):
                 break
@@ -234,7 +239,7 @@ def run_copier(
     parent = _child_setup(stacks)
     torch.set_num_threads(1)
     code = 0
-    half = 0
+    half = ctrl.copied_itrs % 2  # batch itr fills half itr % 2, also from a resumed run's first batch on
     try:
         while _acquire(ctrl.sample_ready[half], ctrl, parent):
             replay.append_samples(samples_to_buffer(double_buffer[half]))

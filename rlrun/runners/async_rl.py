@@ -24,6 +24,7 @@ from typing import Any
 import torch.multiprocessing as torch_mp
 
 from rlrun.envs.traj_info import TrajInfo
+from rlrun.runners.async_checkpoint import AsyncResumePoint, async_checkpoint_state, find_async_resume_point
 from rlrun.runners.async_processes import (
     COPIER,
     SAMPLER,
@@ -34,9 +35,12 @@ from rlrun.runners.async_processes import (
     run_async_sampler,
     run_copier,
 )
+from rlrun.runners.checkpoint import CheckpointState, NothingToResumeError, restore_rng_state
 from rlrun.runners.contracts import AgentT, AsyncAlgorithmContract
+from rlrun.runners.interrupt import StopSignals, TrainingInterrupted
 from rlrun.runners.master_affinity import apply_master_affinity
 from rlrun.runners.minibatch_rl import MinibatchRl, MinibatchRlBase, MinibatchRlEval
+from rlrun.runners.run_record import resume_advice
 from rlrun.samplers.async_.alternating_sampler import AsyncAlternatingSampler
 from rlrun.samplers.async_.base import AsyncSamplerBase
 from rlrun.samplers.async_.parallel import AsyncParallelSamplerMixin
@@ -137,11 +141,6 @@ class AsyncRlBase(MinibatchRlBase[AgentT]):
                 f"{type(self).__name__} needs an asynchronous sampler (AsyncSerialSampler, AsyncCpuSampler, "
                 f"AsyncGpuSampler or AsyncAlternatingSampler from rlrun.samplers.async_), got {type(sampler).__name__}."
             )
-        if kwargs.get("checkpoint") or kwargs.get("resume"):
-            raise ValueError(
-                f"{type(self).__name__} does not write or resume checkpoints yet (its replay keeps changing under the "
-                "copier process); leave checkpoint and resume out, or train with MinibatchRl."
-            )
         if max_sampler_lead_itrs is not None and int(max_sampler_lead_itrs) < 1:
             raise ValueError(f"max_sampler_lead_itrs must be at least 1 or None, got {max_sampler_lead_itrs!r}.")
         if process_timeout is not None and not float(process_timeout) > 0:
@@ -149,7 +148,7 @@ class AsyncRlBase(MinibatchRlBase[AgentT]):
         self.sampler_affinity, self.optimizer_affinity = split_async_affinity(affinity)
         if affinity is None:
             self.sampler_affinity = default_sampler_affinity(sampler)
-        # kwargs: AsyncRl's log_traj_window. Checkpoints are not offered: the replay keeps changing under the copier.
+        # kwargs: AsyncRl's log_traj_window, checkpoint and resume (without the replay: rlrun.runners.async_checkpoint).
         super().__init__(
             algo=algo,
             agent=agent,
@@ -170,6 +169,8 @@ class AsyncRlBase(MinibatchRlBase[AgentT]):
         self._last_progress = time.monotonic()
         self.throttle_itr = 0.0
         self.delta_throttle_itr = 0.0
+        self._opt_itr = 0  # optimize_agent calls so far
+        self._resume_point: AsyncResumePoint | None = None
 
     # ---- the loop ----
 
@@ -177,35 +178,45 @@ class AsyncRlBase(MinibatchRlBase[AgentT]):
         """Start the sampler and copier processes, optimise until the sampler has run ``n_steps`` and the
         optimiser has caught up with its throttle, shut everything down; return the last logged row.
 
-        Any error here or in another process stops every process before it propagates."""
-        try:
-            self.startup()
-            opt_itr = 0
-            while True:
-                self._take_reports(timeout=0.0)
-                ctrl = self._ctrl()
-                copied = ctrl.copied_itrs
-                if copied >= self.throttle_itr and copied > 0:
-                    logger.set_iteration(copied - 1)
-                    self.agent.train_mode(opt_itr)
-                    opt_info = self.algo.optimize_agent(opt_itr, sampler_itr=copied - 1)
-                    self.agent.send_shared_memory()
-                    self.throttle_itr += self.delta_throttle_itr
-                    ctrl.throttle[0] = self.throttle_itr
-                    self.diagnostics.add_opt_info(opt_info)
-                    opt_itr += 1
-                elif self._sampler_done and copied >= self.n_itr:
-                    break
-                else:
-                    self._wait_for_progress()
-            self._take_reports(timeout=0.0)
-            self.on_training_end()
-        except BaseException:
-            self._shutdown_after_error()
-            raise
+        Any error here or in another process stops every process before it propagates. A first SIGINT or
+        SIGTERM checkpoints the last batch reported (when checkpoints are on) and raises
+        :class:`~rlrun.runners.interrupt.TrainingInterrupted`, as the synchronous runners do."""
+        with StopSignals(enabled=self.handles_stop_signals) as stop:
+            try:
+                self.startup()
+                self._optimise_until_done(stop)
+            except BaseException as e:
+                self._shutdown_after_error()
+                if isinstance(e, TrainingInterrupted):
+                    advice = resume_advice(self.checkpointer.run_dir, self.checkpoint_policy is not None)
+                    logger.log(f"{e} The sampler process is shut down. {advice}")
+                raise
         logger.log("Training complete.")
         self.shutdown()
         return dict(self.diagnostics.last_row)
+
+    def _optimise_until_done(self, stop: StopSignals) -> None:
+        while True:
+            self._stop_if_requested(stop, self._sampler_itrs - 1 if self._sampler_itrs else None)
+            self._take_reports(timeout=0.0)
+            ctrl = self._ctrl()
+            copied = ctrl.copied_itrs
+            if copied >= self.throttle_itr and copied > 0:
+                logger.set_iteration(copied - 1)
+                self.agent.train_mode(self._opt_itr)
+                opt_info = self.algo.optimize_agent(self._opt_itr, sampler_itr=copied - 1)
+                self.agent.send_shared_memory()
+                self.throttle_itr += self.delta_throttle_itr
+                ctrl.throttle[0] = self.throttle_itr
+                self.diagnostics.add_opt_info(opt_info)
+                self._opt_itr += 1
+            elif self._sampler_done and copied >= self.n_itr:
+                break
+            else:
+                self._wait_for_progress()
+        self._take_reports(timeout=0.0)
+        if self._sampler_itrs > self._start_itr:  # a resumed finished run has no row left to log
+            self.on_training_end()
 
     def _wait_for_progress(self) -> None:
         before = (self._sampler_itrs, self._ctrl().copied_itrs)
@@ -294,7 +305,8 @@ class AsyncRlBase(MinibatchRlBase[AgentT]):
                 world_size=1,
             )
         self.min_itr_learn = algo.min_itr_learn
-        self.ctrl = ctrl = AsyncControl.build(ctx)
+        start_itr = self._find_resume_point()  # before any process starts: the sampler acts with its weights
+        self.ctrl = ctrl = AsyncControl.build(ctx, start_itr)
         self.processes = processes = AsyncProcesses(ctx)
         reports_r, reports_w = Pipe(duplex=False)
         self._reports = reports_r
@@ -302,8 +314,10 @@ class AsyncRlBase(MinibatchRlBase[AgentT]):
             n_itr=n_itr,
             eval_itrs=self.log_interval_itrs if self._eval else None,
             lead_itrs=self.max_sampler_lead_itrs,
+            start_itr=start_itr,
         )
-        self.throttle_itr = 1 + algo.min_steps_learn // self.itr_batch_size
+        # A resumed run's replay starts empty (it is not checkpointed): min_steps_learn again before training.
+        self.throttle_itr = start_itr + 1 + algo.min_steps_learn // self.itr_batch_size
         self.delta_throttle_itr = (
             algo.batch_size * algo.updates_per_optimize / (self.itr_batch_size * algo.replay_ratio)
         )
@@ -329,11 +343,80 @@ class AsyncRlBase(MinibatchRlBase[AgentT]):
         agent.async_optimizer(optimizer.get("cuda_idx"))
         algo.optim_initialize(rank=0)
         self.initialize_logging()
+        self._restore_optimiser()
         logger.log(
             f"Optimiser: from {self.throttle_itr:.0f} sampler batches on, {algo.updates_per_optimize} update(s) of "
             f"{algo.batch_size} every {self.delta_throttle_itr:.3g} batches (replay ratio {algo.replay_ratio})."
         )
+        self.write_run_record(n_itr)
+        logger.mark_run_started()
         return n_itr
+
+    # ---- checkpoints (what they hold: rlrun.runners.async_checkpoint) ----
+
+    def _find_resume_point(self) -> int:
+        """With ``resume``: find the checkpoint and load the agent's weights (into the shared model, so the
+        sampler acts with them from its first batch); return the first sampler batch to run (0: from scratch).
+        An earlier attempt without a usable checkpoint raises NothingToResumeError, as in MinibatchRl."""
+        if self.resume is False:
+            return 0
+        source = None if isinstance(self.resume, bool) else self.resume
+        point = find_async_resume_point(self.checkpointer, source, self.itr_batch_size)
+        if point is None:
+            where = source or self.checkpointer.run_dir
+            history = self._earlier_attempt(where)
+            if history:
+                raise NothingToResumeError(
+                    f"Nothing to resume from in {where}: {'; '.join(history)}. Those files are kept as they are. "
+                    "Check why the checkpoints cannot be read (debug.log), or start over: run without resume, "
+                    "which leaves this folder and its logs alone."
+                )
+            logger.log(f"No checkpoint in {where}: starting at iteration 0.")
+            return 0
+        self.agent.load_state_dict(point.state["agent"])
+        self._resume_point = point
+        self._resumed_at(point.info)
+        self._sampler_itrs = point.start_itr
+        self._opt_itr = point.opt_itr
+        return point.start_itr
+
+    def _restore_optimiser(self) -> None:
+        """Put the checkpoint's optimiser, counters, rows and random generators back (after optim_initialize)."""
+        point = self._resume_point
+        if point is None:
+            return
+        self.algo.load_state_dict(point.state["algo"])
+        self.diagnostics.load_state_dict(point.state["runner"])
+        logger.rewind_tabular_outputs(point.state["logger"])
+        restore_rng_state(point.state["rng"])
+        logger.log(
+            f"Resumed from {point.info.path}: {point.info.cum_steps} steps done, continuing at sampler batch "
+            f"{point.start_itr} of {self.n_itr} with fresh envs and an empty replay (training again once "
+            f"{self.algo.min_steps_learn} steps are in it)."
+        )
+
+    def checkpoint_state(self, itr: int) -> CheckpointState:
+        """What :mod:`rlrun.runners.async_checkpoint` keeps after sampler batch ``itr``."""
+        self.diagnostics.itr_done(itr)
+        return async_checkpoint_state(
+            itr,
+            self.diagnostics.cum_steps,
+            self.itr_batch_size,
+            self.agent,
+            self.algo,
+            self.diagnostics.state_dict(),
+            logger.tabular_outputs_state(),
+            self._opt_itr,
+        )
+
+    def _row_logged(self, row_itr: int) -> None:
+        """After the row of ``row_itr``: a video when ``video_every`` rows are due (played by the optimiser's
+        model, which waits meanwhile), then a checkpoint of the last batch reported when the policy wants one."""
+        self._log_rows += 1
+        if self.video_every and self._log_rows % self.video_every == 0:
+            self.record_video(row_itr)
+        if self.checkpointer.due(row_itr, self.log_interval_itrs, self.n_itr - 1):
+            self.save_checkpoint(self._sampler_itrs - 1)
 
     def _wait_until_ready(self) -> None:
         """Until the sampler process built its envs (and workers), bounded by ``process_timeout``."""
@@ -382,10 +465,12 @@ class AsyncRl(AsyncRlBase[AgentT], MinibatchRl[AgentT]):
         if (itr + 1) % self.log_interval_itrs == 0 and itr < self.n_itr - 1:
             self._row(itr)
             self.log_diagnostics(itr)
+            self._row_logged(itr)
 
     def on_training_end(self) -> None:
         self._row(self.n_itr - 1)
         self.log_diagnostics(self.n_itr - 1)
+        self._row_logged(self.n_itr - 1)
 
 
 class AsyncRlEval(AsyncRlBase[AgentT], MinibatchRlEval[AgentT]):
@@ -400,12 +485,15 @@ class AsyncRlEval(AsyncRlBase[AgentT], MinibatchRlEval[AgentT]):
             return
         if itr == 0 and self._sampler_itrs == 0:
             self.diagnostics.itrs_done = 0  # before the first batch
-        else:
-            self._row(itr)
+            self.log_diagnostics(itr, traj_infos, eval_time)
+            return
+        self._row(itr)
         self.log_diagnostics(itr, traj_infos, eval_time)
+        self._row_logged(itr)
 
     def on_training_end(self) -> None:
         final = self._final_evaluation
         if final is not None:
             self._row(self.n_itr - 1)
             self.log_diagnostics(self.n_itr - 1, *final)
+            self._row_logged(self.n_itr - 1)

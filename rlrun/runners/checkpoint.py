@@ -83,7 +83,14 @@ class TrainingState(TypedDict):
     sampler: dict[str, Any]
 
 
-class CheckpointState(TrainingState):
+class _AsyncRunFields(TypedDict, total=False):
+    """What an asynchronous run's checkpoint adds (:mod:`rlrun.runners.async_checkpoint`)."""
+
+    runner_kind: str  # "async"; absent in a synchronous runner's checkpoint
+    opt_itr: int  # the optimiser's calls so far
+
+
+class CheckpointState(TrainingState, _AsyncRunFields):
     """Everything one checkpoint file holds (:meth:`Checkpointer.run_state
     <rlrun.runners.checkpointer.Checkpointer.run_state>` assembles it): the format, the counters, the
     components' states, the runner's (its diagnostics), where the CSV outputs stood, the RNGs."""

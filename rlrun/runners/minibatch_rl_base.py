@@ -33,7 +33,7 @@ from rlrun.runners.diagnostics import Diagnostics, traj_info_keys
 from rlrun.runners.interrupt import StopSignals, TrainingInterrupted, interrupted_error
 from rlrun.runners.master_affinity import apply_master_affinity, check_affinity, fit_master_threads_to_workers
 from rlrun.runners.run_record import AGENT_FILE, RunRecord, qualified_name, resume_advice, write_run_record
-from rlrun.runners.videos import record_eval_video
+from rlrun.runners.videos import add_video_to_tensorboard, record_eval_video
 from rlrun.utils.logging import logger
 from rlrun.utils.logging.progress import progress_bar_wanted
 from rlrun.utils.seed import make_seed, set_seed
@@ -221,6 +221,9 @@ class MinibatchRlBase(BaseRunner, Generic[AgentT]):
         logger.log(f"Video of iteration {itr}: {path} ({frames} frames, return {episode_return:g}).", console=False)
         for tracker in logger.get_trackers():
             tracker.log_video(str(path), itr)
+        writer = logger.get_tf_summary_writer()
+        if writer is not None:
+            add_video_to_tensorboard(writer, path, itr)
         return path
 
     # ---- the console ----

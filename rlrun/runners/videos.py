@@ -2,8 +2,10 @@
 by the agent in eval mode and recorded to ``<run folder>/videos/itr_<itr>.mp4`` (the ``video`` extra).
 
 The runner's ``video_every`` (``rlrun train --video-every N``) asks for them; trackers such as W&B get
-each file too. The episode runs in the training process on an env of its own, so the sampler's envs
-and the agent's sampling state (kept aside and put back) are untouched.
+each file too, and so does TensorBoard when the run writes event files (``use_summary_writer=True``,
+``rlrun train --tensorboard``): :func:`add_video_to_tensorboard`. The episode runs in the training
+process on an env of its own, so the sampler's envs and the agent's sampling state (kept aside and put
+back) are untouched.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from rlrun.envs.video import RecordVideo
 from rlrun.runners.contracts import AgentContract, SamplerContract
 from rlrun.runners.play import play_episodes
 
-__all__ = ["record_eval_video", "make_frame_env"]
+__all__ = ["record_eval_video", "make_frame_env", "add_video_to_tensorboard"]
 
 
 def make_frame_env(sampler: SamplerContract) -> Env:
@@ -44,3 +46,31 @@ def record_eval_video(
         env.close()
         agent.set_step_state(state)
     return path, frames, episode_return
+
+
+def add_video_to_tensorboard(writer: object, path: str | os.PathLike[str], step: int, tag: str = "video") -> bool:
+    """Show the video file ``path`` in TensorBoard at ``step``: an animated GIF in an image summary, which
+    is what ``SummaryWriter.add_video`` writes (TensorBoard's Images tab plays it). Returns False, writing
+    nothing, for a writer that is not torch's ``SummaryWriter``.
+
+    The GIF is encoded here with imageio (the ``video`` extra) because ``add_video`` encodes through
+    ``moviepy.editor``, which moviepy 2 removed (``add_video`` then logs an empty image), and moviepy 1's
+    ``moviepy.editor`` starts pygame's display and audio when imported.
+    """
+    import imageio.v3 as iio
+    from tensorboard.compat.proto.summary_pb2 import Summary
+    from torch.utils.tensorboard import SummaryWriter
+
+    if not isinstance(writer, SummaryWriter):
+        return False
+    frames = iio.imread(Path(path))  # [T, H, W, 3] uint8, through imageio-ffmpeg
+    fps = float(iio.immeta(Path(path)).get("fps", 30.0))
+    gif = iio.imwrite("<bytes>", frames, extension=".gif", duration=1000.0 / fps, loop=0)
+    _, height, width, channels = frames.shape
+    image = Summary.Image(height=height, width=width, colorspace=channels, encoded_image_string=gif)
+    # add_video's own path into the event file (SummaryWriter has no public call for an encoded image).
+    writer._get_file_writer().add_summary(  # type: ignore[no-untyped-call]  # torch leaves it unannotated
+        Summary(value=[Summary.Value(tag=tag, image=image)]), step
+    )
+    writer.flush()
+    return True

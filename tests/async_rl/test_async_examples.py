@@ -27,8 +27,10 @@ SMOKE += ["--eval_max_steps", "400"]
 )
 def test_async_atari_example_runs(script, extra, tmp_path):
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "examples") + os.pathsep + ROOT, OMP_NUM_THREADS="1")
+    command = [sys.executable, os.path.join(ROOT, "examples", script), "--game", "pong", "--run_ID", "0", *SMOKE]
+    command += extra
     result = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "examples", script), "--game", "pong", "--run_ID", "0", *SMOKE, *extra],
+        command,
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -36,10 +38,20 @@ def test_async_atari_example_runs(script, extra, tmp_path):
         timeout=880,
     )
     assert result.returncode == 0, f"stdout:\n{result.stdout[-3000:]}\nstderr:\n{result.stderr[-3000:]}"
-    (progress,) = glob.glob(str(tmp_path / "data" / "local" / "*" / "*" / "async_dqn" / "run_0" / "progress.csv"))
-    with open(progress) as f:
-        header, *rows = f.read().strip().split("\n")
+    run_dir = tmp_path / "data" / script.removesuffix(".py") / "run_0"
+    with open(run_dir / "progress.csv") as f:
+        text = f.read()
+    header, *rows = text.strip().split("\n")
     columns = header.split(",")
     assert "GameScoreAverage" in columns and len(rows) >= 2
     last = dict(zip(columns, rows[-1].split(",")))
     assert float(last["Diagnostics/CumSteps"]) >= 480 and float(last["Diagnostics/CumUpdates"]) > 0
+    assert glob.glob(str(run_dir / "checkpoints" / "itr_*.ckpt"))  # checkpoints by default
+    if script != "atari_dqn_async_serial.py":
+        return
+    # --resume after the run finished: it continues run_0 from its last checkpoint and logs no more rows.
+    result = subprocess.run([*command, "--resume"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=880)
+    assert result.returncode == 0, f"stdout:\n{result.stdout[-3000:]}\nstderr:\n{result.stderr[-3000:]}"
+    assert "Resumed from" in result.stdout, result.stdout[-3000:]
+    assert (run_dir / "progress.csv").read_text() == text
+    assert os.listdir(run_dir.parent) == ["run_0"]

@@ -55,8 +55,6 @@ def test_async_runner_refuses_what_it_cannot_do():
     with pytest.raises(TypeError, match="asynchronous sampler"):
         AsyncRl(algo=DQN(), agent=DqnAgent(), sampler=sync_sampler, n_steps=100)
     runner = small_runner(n_steps=100)
-    with pytest.raises(ValueError, match="checkpoints"):
-        AsyncRl(algo=runner.algo, agent=runner.agent, sampler=runner.sampler, n_steps=100, checkpoint=True)
     with pytest.raises(ValueError, match="'sampler'"):
         AsyncRl(algo=runner.algo, agent=runner.agent, sampler=runner.sampler, n_steps=100, affinity=dict(cuda_idx=0))
     with pytest.raises(ValueError, match="max_sampler_lead_itrs"):

@@ -73,3 +73,25 @@ def test_a_video_leaves_the_samples_as_a_run_without_videos_gives_them(tmp_path)
 def test_video_every_must_be_a_positive_number_of_log_rows():
     with pytest.raises(ValueError, match="video_every is a number of log rows"):
         _runner(video_every=0)
+
+
+def test_with_tensorboard_on_each_video_is_also_an_animated_image_in_the_event_file(tmp_path):
+    pytest.importorskip("tensorboard")
+    import glob
+
+    import imageio.v3 as iio
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    with logger_context(str(tmp_path), 0, "videos", override_prefix=True, use_summary_writer=True) as run_dir:
+        logger.set_console_output(False)
+        _runner(video_every=2, video_max_steps=30).train()
+    (events,) = glob.glob(os.path.join(run_dir, "**", "events.out.tfevents.*"), recursive=True)
+    accumulator = EventAccumulator(events, size_guidance={"images": 0})
+    accumulator.Reload()
+    images = accumulator.Images("video")
+    assert [image.step for image in images] == [1, 3, 5]
+    for image in images:
+        gif = iio.imread(image.encoded_image_string, index=None, extension=".gif")
+        mp4 = iio.imread(os.path.join(run_dir, "videos", f"itr_{image.step}.mp4"))
+        assert gif.shape == mp4.shape and (image.width, image.height) == (mp4.shape[2], mp4.shape[1])
+    assert "Diagnostics/CumSteps" in accumulator.Tags()["scalars"]  # beside the scalars, as before

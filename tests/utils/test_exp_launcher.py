@@ -373,3 +373,46 @@ def test_interrupting_the_launcher_stops_its_runs(tmp_path, signum):
         for p in os.listdir(pids):
             if alive(int(p)):
                 os.kill(int(p), signal.SIGKILL)
+
+
+RESUMING_TRAIN = """
+import os, sys
+
+from rlrun.utils.launching.exp_launcher import resume_requested
+from rlrun.utils.logging import logger
+from rlrun.utils.logging.context import logger_context
+
+slot_affinity_code, log_dir, run_ID = sys.argv[1:4]
+resume = resume_requested()
+with logger_context(log_dir, run_ID, "attempts", dict(x=1), resume=resume):
+    logger.record_tabular("resumed", int(resume))
+    logger.dump_tabular()
+"""
+
+
+def test_run_experiments_with_resume_relaunches_every_run_into_its_folder_told_to_resume(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.py").write_text(RESUMING_TRAIN)
+    grid = dict(
+        script="train.py",
+        affinity_code=encode_affinity(n_cpu_core=2, n_gpu=0, set_affinity=False),
+        experiment_title="grid",
+        runs_per_setting=1,
+        variants=[dict(x=1), dict(x=2)],
+        log_dirs=["x1", "x2"],
+        poll_interval=0.05,
+    )
+    with pytest.raises(FileNotFoundError, match="no earlier launch of 'grid'"):
+        run_experiments(**grid, resume=True)
+    first = run_experiments(**grid)
+    resumed = run_experiments(**grid, resume=True)
+    assert [r.log_dir for r in resumed] == [r.log_dir for r in first] and all(r.ok for r in resumed)
+    (exp_dir,) = (tmp_path / "data" / "local").glob("*/*/grid")  # no second launch folder
+    for setting in ("x1", "x2"):
+        assert [p.name for p in (exp_dir / setting).glob("run_*")] == ["run_0"]  # the same run folder
+        rows = (exp_dir / setting / "run_0" / "progress.csv").read_text().split()
+        assert rows == ["resumed", "0", "1"]  # the second attempt was told to resume, and appended
+    # A folder given by path works too; one that no launch made is refused.
+    assert all(r.ok for r in run_experiments(**grid, resume=exp_dir))
+    with pytest.raises(FileNotFoundError, match="no experiments_tree.txt"):
+        run_experiments(**grid, resume=tmp_path)

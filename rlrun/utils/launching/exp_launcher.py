@@ -2,11 +2,14 @@
 
 :func:`run_experiments` starts ``python script <slot_affinity_code> <log_dir> <run_ID> *args`` for every
 variant and run, at most as many at once as the affinity code has run slots, each given a free slot,
-and waits for them all. Failed runs are collected and reported at the end. See docs/experiments.md.
+and waits for them all. Failed runs are collected and reported at the end. ``resume=True`` launches the
+grid again into an earlier launch's folder, each run told to continue its run folder
+(:func:`resume_requested`). See docs/experiments.md.
 """
 
 from __future__ import annotations
 
+import glob
 import os
 import signal
 import subprocess
@@ -29,11 +32,21 @@ __all__ = [
     "log_num_launched",
     "launch_experiment",
     "run_experiments",
+    "resume_requested",
+    "RESUME_ENV",
 ]
 
 EXPS_TREE = "experiments_tree.txt"
 NUM_LAUNCHED = "num_launched.txt"
 SUMMARY = "experiments_summary.txt"
+RESUME_ENV = "RLRUN_RESUME"  # "1" in the environment of a run launched with resume
+
+
+def resume_requested() -> bool:
+    """Whether ``run_experiments(..., resume=...)`` launched this run to continue its run folder. A train
+    script passes it on as ``resume`` to ``logger_context`` and its runner, so that the run continues
+    ``<log_dir>/run_<run_ID>`` from its newest checkpoint (or starts there, if it never ran)."""
+    return os.environ.get(RESUME_ENV) == "1"
 
 
 @dataclass
@@ -122,6 +135,8 @@ def launch_experiment(
     args: Sequence[Any],
     python_executable: str | None = None,
     set_egl_device: bool = False,
+    *,
+    resume: bool = False,
 ) -> subprocess.Popen[bytes]:
     """Save ``variant`` in ``log_dir`` and start ``python script <slot_code> <log_dir> <run_ID> *args``.
 
@@ -129,18 +144,19 @@ def launch_experiment(
     working directory and environment. Unlike rlpyt, it is not started under ``taskset``: rlrun
     lays a code out on the CPUs the child may use, so the run pins itself from its affinity
     (``set_affinity``). ``set_egl_device=True`` sets ``EGL_DEVICE_ID`` to the run's ``cuda_idx``
-    (for headless rendering on the run's GPU).
+    (for headless rendering on the run's GPU). ``resume=True`` sets ``RLRUN_RESUME=1`` for the child
+    (:func:`resume_requested`).
     """
     slot_affinity_code = prepend_run_slot(run_slot, affinity_code)
     python = python_executable or sys.executable or "python"
     cmd = [python, os.fspath(script), slot_affinity_code, os.fspath(log_dir), str(run_ID)]
     cmd += [str(a) for a in args]
     save_variant(variant, log_dir)
-    env = None
+    env = dict(os.environ, **{RESUME_ENV: "1"}) if resume else None
     if set_egl_device:
         cuda_idx = _cuda_idx(affinity_from_code(slot_affinity_code))
         if cuda_idx is not None:
-            env = dict(os.environ, EGL_DEVICE_ID=str(cuda_idx))
+            env = dict(env or os.environ, EGL_DEVICE_ID=str(cuda_idx))
             print(f"EGL_DEVICE_ID={cuda_idx} for run slot {run_slot}.", flush=True)
     print(f"Launching run slot {run_slot}: {' '.join(cmd)}", flush=True)
     return subprocess.Popen(cmd, env=env)
@@ -163,6 +179,7 @@ def run_experiments(
     timeout: float | None = None,
     shutdown_timeout: float = 10.0,
     raise_on_failure: bool = True,
+    resume: bool | str | os.PathLike[str] = False,
 ) -> list[RunRecord]:
     """Run every variant ``runs_per_setting`` times, each run its own process, as many at once as there are slots.
 
@@ -180,6 +197,11 @@ def run_experiments(
     starts nothing more. On Ctrl-C the running children get SIGINT, on SIGTERM or an error SIGTERM;
     those left after ``shutdown_timeout`` seconds get SIGKILL, and the interrupt is re-raised.
     ``poll_interval``: seconds between checks for a free slot. ``root_log_dir`` replaces ``./data``.
+
+    ``resume``: True (the newest earlier launch of ``experiment_title`` under the root) or an experiment
+    folder: launch every run again into that folder's ``<log_dirs[i]>``, with ``RLRUN_RESUME=1`` so the
+    script continues its ``run_<run_ID>`` (:func:`resume_requested`); a run that had finished logs nothing
+    more, one that never started starts.
     """
     variants, log_dirs = list(variants), [os.fspath(d) for d in log_dirs]
     common = tuple(common_args) if common_args is not None else ()
@@ -189,7 +211,11 @@ def run_experiments(
     for slot in range(n_run_slots):  # a code this machine cannot hold fails here, not in every run
         affinity_from_code(prepend_run_slot(slot, affinity_code))
 
-    exp_dir = _claim_exp_dir(get_log_dir(experiment_title, root_log_dir=root_log_dir))
+    if resume is False:
+        exp_dir = _claim_exp_dir(get_log_dir(experiment_title, root_log_dir=root_log_dir))
+    else:
+        exp_dir = _earlier_exp_dir(experiment_title, root_log_dir, None if resume is True else os.fspath(resume))
+        print(f"Resuming the runs of {exp_dir}.", flush=True)
     log_exps_tree(exp_dir, log_dirs, runs_per_setting)
     runs = [
         RunRecord(
@@ -226,6 +252,7 @@ def run_experiments(
                     args=run.args,
                     python_executable=python_executable,
                     set_egl_device=set_egl_device,
+                    resume=resume is not False,
                 )
                 slots[free] = (proc, run)
                 run.run_slot, run.started = free, time.time()
@@ -274,6 +301,34 @@ def _claim_exp_dir(exp_dir: str) -> str:
         except FileExistsError:
             continue
     raise RuntimeError(f"{exp_dir} and {exp_dir}-2 .. -999 are all taken by other launches; use another title.")
+
+
+def _earlier_exp_dir(experiment_title: str, root_log_dir: str | None, given: str | None) -> str:
+    """The experiment folder a resumed launch goes back to: ``given``, or the newest launch of the title
+    (``<root>/local/<date>/<time>/<title>[-N]``, latest date, time and N)."""
+    if given is None:
+        root = os.path.dirname(os.path.dirname(os.path.dirname(get_log_dir(experiment_title, root_log_dir))))
+        found = glob.glob(os.path.join(root, "*", "*", experiment_title)) + glob.glob(
+            os.path.join(root, "*", "*", f"{experiment_title}-*")
+        )
+
+        def order(path: str) -> tuple[str, int]:
+            suffix = os.path.basename(path)[len(experiment_title) + 1 :]
+            return os.path.dirname(path), int(suffix) if suffix.isdigit() else 1
+
+        found = [p for p in found if os.path.isfile(os.path.join(p, EXPS_TREE))]
+        if not found:
+            raise FileNotFoundError(
+                f"run_experiments(resume=True): no earlier launch of {experiment_title!r} under {root}; launch it "
+                "without resume first, or pass resume=<experiment folder>."
+            )
+        return max(found, key=order)
+    if not os.path.isfile(os.path.join(given, EXPS_TREE)):
+        raise FileNotFoundError(
+            f"run_experiments(resume={given!r}): that folder holds no {EXPS_TREE}, so no launch made it; pass the "
+            "experiment folder an earlier run_experiments printed (Running ... run(s) in <folder>)."
+        )
+    return os.path.abspath(given)
 
 
 def _check_inputs(
