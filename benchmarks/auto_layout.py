@@ -3,7 +3,8 @@
 For each workload, on a quiet machine and then beside ``--neighbours`` busy processes (made as in
 ``benchmarks/contention.py``): auto's probes measure the costs (what ``sampler="auto"`` does at
 start-up) and predict every layout of the grid; then every layout of the grid is timed in turn, each
-collecting batches as a runner would for ``--seconds`` of wall time after two warm-up batches.
+collecting batches as a runner would for ``--seconds`` of wall time after two warm-up batches, once per
+round for ``--rounds`` rounds in turn (the median is reported).
 Printed per workload and machine: each layout's measured and predicted steps/s and their ratio, auto's
 choice, and its measured speed as a share of the best layout measured.
 
@@ -18,7 +19,7 @@ Every agent acts with one torch thread, as sampler workers do. Targets (``--chec
 missed): auto's layout reaches 0.95 of the best measured on every workload, quiet and loaded; every
 prediction is within 20% of its measurement.
 
-    python benchmarks/auto_layout.py --out benchmarks/results/auto_layout.txt     # about 5 minutes on 2 cores
+    python benchmarks/auto_layout.py --out benchmarks/results/auto_layout.txt     # about 9 minutes on 2 cores
     python benchmarks/auto_layout.py --quick --only cartpole,busy2ms                # a smoke run, seconds
 """
 
@@ -165,12 +166,22 @@ def run_workload(workload: Workload, machine: str, args: argparse.Namespace) -> 
     torch.set_num_threads(threads)
     choice = choose(costs, constraints)
     layouts, _ = candidates(costs, constraints)
-    rows = []
-    for layout in layouts:
-        check_stop()
-        measured = time_layout(workload, layout, args.seconds)
-        rows.append(Row(layout, predict(layout, costs, workload.batch_B, workload.batch_T).steps_per_s, measured))
-        print(f"    {workload.name:<11} {machine:<18} {layout.label:<32} {measured:9,.0f} steps/s", flush=True)
+    # Every layout once per round, in turn, and the median over rounds: a drift of the machine's speed
+    # or a passing process then disturbs one round of every layout, not all rounds of one.
+    timings: dict[Layout, list[float]] = {layout: [] for layout in layouts}
+    for round_ in range(args.rounds):
+        for layout in layouts:
+            check_stop()
+            measured = time_layout(workload, layout, args.seconds)
+            timings[layout].append(measured)
+            print(
+                f"    {workload.name:<11} {machine:<18} round {round_ + 1} {layout.label:<32} {measured:9,.0f} steps/s",
+                flush=True,
+            )
+    rows = [
+        Row(layout, predict(layout, costs, workload.batch_B, workload.batch_T).steps_per_s, statistics.median(times))
+        for layout, times in timings.items()
+    ]
     return Result(workload.name, machine, costs, rows, choice.layout, choice.format())
 
 
@@ -205,7 +216,8 @@ def report(results: list[Result]) -> tuple[str, list[str]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", default=None, help="comma-separated workloads (default: all available)")
-    parser.add_argument("--seconds", type=float, default=3.0, help="wall seconds each layout is timed")
+    parser.add_argument("--seconds", type=float, default=2.0, help="wall seconds each layout is timed per round")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds; each layout's median over them is reported")
     parser.add_argument("--neighbours", type=int, default=2, help="busy processes beside the loaded runs")
     parser.add_argument("--no-loaded", action="store_true", help="only the quiet machine")
     parser.add_argument("--quick", action="store_true", help="smoke run: 0.3 s per layout, short probes")
@@ -213,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=None, help="also write the report to this file")
     args = parser.parse_args(argv)
     if args.quick:
-        args.seconds = 0.3
+        args.seconds, args.rounds = 0.3, 1
     available = workloads()
     names = args.only.split(",") if args.only else list(available)
     unknown = [n for n in names if n not in available]
@@ -222,7 +234,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, note_stop_signal)
     signal.signal(signal.SIGINT, note_stop_signal)
     header = (
-        f"auto_layout: {', '.join(names)}; {args.seconds:g} s per layout; {usable_cores()} usable CPUs; "
+        f"auto_layout: {', '.join(names)}; {args.rounds} rounds of {args.seconds:g} s per layout (medians); "
+        f"{usable_cores()} usable CPUs; "
         f"torch {torch.__version__}; {load_line()} at the start"
     )
     print(header, flush=True)
