@@ -15,6 +15,7 @@ import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import metadata
 from typing import Any
 
 __all__ = ["Check", "run_checks", "main", "config_memory_needs"]
@@ -33,10 +34,13 @@ class Check:
 
 def _version(module: str) -> str | None:
     try:
-        mod = importlib.import_module(module)
+        importlib.import_module(module)
     except Exception:  # noqa: BLE001 - a broken install is a finding, not a crash
         return None
-    return str(getattr(mod, "__version__", "installed"))  # not every package declares a version
+    try:
+        return metadata.version(module)  # the installed distribution's version, whether or not it sets __version__
+    except metadata.PackageNotFoundError:  # importable from a path (PYTHONPATH, a checkout), not installed
+        return "installed"
 
 
 def check_python() -> Check:

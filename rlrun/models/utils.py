@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -23,6 +24,8 @@ __all__ = [
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+# The forwards marked by ignores_prev_action (the decorator runs at import, so every process has them).
+_IGNORES_PREV_ACTION: weakref.WeakSet[Callable[..., Any]] = weakref.WeakSet()
 
 
 def ignores_prev_action(forward: _F) -> _F:
@@ -33,14 +36,13 @@ def ignores_prev_action(forward: _F) -> _F:
     belongs to the function, so a subclass that overrides ``forward`` is encoded for again unless
     it marks its own.
     """
-    forward._rlrun_ignores_prev_action = True  # type: ignore[attr-defined]  # a mark on the function
+    _IGNORES_PREV_ACTION.add(forward)
     return forward
 
 
 def reads_prev_action(model: torch.nn.Module) -> bool:
     """False when ``model``'s ``forward`` is marked with :func:`ignores_prev_action`, else True."""
-    # A marker that ignores_prev_action sets on the forward function; forwards without it read prev_action.
-    return not getattr(type(model).forward, "_rlrun_ignores_prev_action", False)
+    return type(model).forward not in _IGNORES_PREV_ACTION
 
 
 def _pair(x: int | tuple[int, ...]) -> tuple[int, int]:

@@ -86,3 +86,15 @@ def test_rlrun_doctor_sizes_the_replay_of_a_ready_made_config(capsys):
 def test_rlrun_doctor_fails_on_an_unknown_config(capsys):
     assert main(["doctor", "--config", "atari.dqn.atari_dqn:no_such"]) == 1
     assert "fail  config" in capsys.readouterr().out
+
+
+def test_doctor_reads_a_version_from_the_installed_distribution(tmp_path, monkeypatch):
+    import gymnasium
+
+    from rlrun.cli.doctor import _version
+
+    (tmp_path / "rlrun_local_only_module.py").write_text("")  # importable, but no distribution installed it
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert _version("gymnasium") == gymnasium.__version__
+    assert _version("rlrun_local_only_module") == "installed"
+    assert _version("rlrun_no_such_module") is None
