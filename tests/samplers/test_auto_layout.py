@@ -204,3 +204,23 @@ def test_speed_check_logs_through_the_library_logger(caplog: pytest.LogCaptureFi
     with caplog.at_level(logging.INFO, logger="rlrun.samplers.auto.self_check"):
         SpeedCheck(100.0, 10, "serial", skip=0, batches=1).record(0.1)
     assert "sampled 100 steps/s" in caplog.text
+
+
+def test_capacity_is_the_cpu_share_scaled_by_how_much_slower_steps_ran_with_every_core_busy():
+    from rlrun.samplers.auto.measure import CapacityProbe, capacities
+
+    one = CapacityProbe(processes=1, share=0.67, steps_per_cpu_s=1000.0)  # a loaded machine: 2/3 of a core
+    every = CapacityProbe(processes=2, share=1.0, steps_per_cpu_s=900.0)  # steps 10% slower side by side
+    assert capacities(one, every) == pytest.approx((0.67, 0.9))
+    faster = CapacityProbe(processes=2, share=1.9, steps_per_cpu_s=1100.0)  # noise never adds cores
+    assert capacities(CapacityProbe(1, 1.02, 1000.0), faster) == pytest.approx((1.0, 1.9))
+
+
+def test_the_capacity_probe_reports_the_cpu_share_its_forked_steppers_got():
+    from rlrun.samplers.auto.busy_env import BusyEnv
+    from rlrun.samplers.auto.measure import time_capacity
+
+    probe = time_capacity(BusyEnv(step_seconds=0.0005), processes=2, seconds=0.1)
+    assert probe.processes == 2
+    assert 0.0 < probe.share <= 2.05  # at most one core each (plus clock granularity)
+    assert probe.steps_per_cpu_s > 0

@@ -3,10 +3,10 @@ trip to worker processes cost on this machine now, in about two seconds.
 
 Env and agent costs are CPU seconds of this process (``time.process_time``, one torch thread, as a
 sampler worker runs), so other processes' load does not inflate them. The load enters as capacity:
-the env steps that one, and then one per usable core, forked processes of ours stepping copies of the
-env get done in 0.1 s of wall time, in cores' worth of the step's CPU cost alone. Only the cores other
-processes leave count, whatever the scheduler's grouping, and processes that slow each other down
-through shared caches and memory count as fewer cores. Round trips are wall-clock times through real pipes to forked processes, so they carry the
+one, and then one per usable core, forked processes of ours step copies of the env for 0.2 s of wall
+time, and report the CPU time the scheduler gave them (so only the cores other processes leave count,
+whatever the scheduler's grouping) and their steps per CPU second (processes that slow each other down
+through shared caches, memory or SMT siblings count as fewer cores); see :func:`capacities`. Round trips are wall-clock times through real pipes to forked processes, so they carry the
 scheduling delays of the load they were measured under. An agent on a GPU is timed in wall-clock
 time (its call returns CPU tensors, so the time includes the device's work and copies).
 """
@@ -32,6 +32,8 @@ __all__ = [
     "ProbeSettings",
     "measure_costs",
     "time_capacity",
+    "CapacityProbe",
+    "capacities",
     "time_served_step",
     "time_collector",
     "time_env",
@@ -52,7 +54,7 @@ class ProbeSettings:
     round_trip_seconds: float = 0.1  # per worker count
     probe_envs: int = 8  # envs of the collector probe (a SerialSampler); its overhead per env step carries over
     served_seconds: float = 0.2
-    capacity_seconds: float = 0.1  # per probe, with one and with all cores busy
+    capacity_seconds: float = 0.2  # per probe, with one and with all cores busy
     served: bool = True  # time a served step (a GpuSampler on free envs); off when no served layout is a candidate
 
 
@@ -182,38 +184,62 @@ def time_round_trip(workers: int, seconds: float) -> float:
                 process.join()
 
 
-def _step_for(env: Any, step_s: float, seconds: float, report: Connection) -> None:
-    """A capacity probe: steps (its forked copy of) ``env`` for ``seconds`` of wall time, then sends the
-    cores' worth of env stepping it did: steps per second times ``step_s``, the CPU cost of a step alone."""
+def _step_for(env: Any, seconds: float, report: Connection) -> None:
+    """A capacity probe: steps (its forked copy of) ``env`` for ``seconds`` of wall time, then sends its
+    env steps, the CPU seconds it got and the wall seconds it took."""
     actions = [env.action_space.sample() for _ in range(16)]
     steps = 0
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     while time.perf_counter() - start < seconds:
         for action in actions:
             if env.step(action).done:
                 env.reset()
         steps += len(actions)
-    report.send(steps * step_s / (time.perf_counter() - start))
+    report.send((steps, time.process_time() - cpu_start, time.perf_counter() - start))
     report.close()
 
 
-def time_capacity(env: Any, step_s: float, processes: int, seconds: float) -> float:
-    """The cores' worth of work that ``processes`` forked processes of ours, each stepping a copy of
-    ``env``, get done together now: less than ``processes`` when other processes take CPU, and also when
-    they slow each other down through shared caches and memory, which a busy loop would not show."""
+@dataclass(frozen=True)
+class CapacityProbe:
+    """What ``processes`` busy processes of ours got together: ``share``, the cores' worth of CPU time the
+    scheduler gave them (the sum of each one's CPU seconds over its wall seconds), and ``steps_per_cpu_s``,
+    their env steps per CPU second (lower than one process's alone when they slow each other down)."""
+
+    processes: int
+    share: float
+    steps_per_cpu_s: float
+
+
+def time_capacity(env: Any, processes: int, seconds: float) -> CapacityProbe:
+    """Run ``processes`` forked processes, each stepping a copy of ``env`` for ``seconds``, and say what
+    they got (:class:`CapacityProbe`). Less than ``processes`` cores when other processes take CPU."""
     ctx = mp.get_context("fork")
     pipes = [ctx.Pipe(duplex=False) for _ in range(processes)]
-    children = [ctx.Process(target=_step_for, args=(env, step_s, seconds, send), daemon=True) for _, send in pipes]
+    children = [ctx.Process(target=_step_for, args=(env, seconds, send), daemon=True) for _, send in pipes]
     for child in children:
         child.start()
     try:
-        return float(sum(receive.recv() for receive, _ in pipes))
+        reports = [receive.recv() for receive, _ in pipes]
     finally:
         for child in children:
             child.join(2.0)
             if child.is_alive():
                 child.kill()
                 child.join()
+    share = sum(cpu / wall for _, cpu, wall in reports)
+    steps, cpu = sum(r[0] for r in reports), sum(r[1] for r in reports)
+    return CapacityProbe(processes, share, steps / cpu if cpu > 0 else 0.0)
+
+
+def capacities(one: CapacityProbe, every: CapacityProbe) -> tuple[float, float]:
+    """``(capacity_one, capacity_all)`` for the cost model from a probe with one process and one with a
+    process per core. The CPU-time share is what the scheduler gives; with every core busy it is scaled by
+    how much slower each step ran than with one process (shared caches, memory bandwidth, SMT siblings).
+    Measuring the share rather than steps times a step's cost measured in this process keeps a forked
+    probe's cold start (copy-on-write faults, cold caches) out of it: under load the old measure read
+    0.50 of a core for one process where SerialSampler got 0.68 of its quiet speed."""
+    slowdown = min(1.0, every.steps_per_cpu_s / one.steps_per_cpu_s) if one.steps_per_cpu_s > 0 else 1.0
+    return min(1.0, one.share), min(float(every.processes), every.share * slowdown)
 
 
 def time_collector(
@@ -302,8 +328,10 @@ def measure_costs(
             env.seed(0)
             env_s, spread, reset_s = time_env(env, settings.env_seconds)
             # Before any CUDA context exists (the probes fork).
-            capacity_one = time_capacity(env, env_s, 1, settings.capacity_seconds)
-            capacity_all = time_capacity(env, env_s, cores, settings.capacity_seconds) if cores > 1 else capacity_one
+            one = time_capacity(env, 1, settings.capacity_seconds)
+            capacity_one, capacity_all = capacities(
+                one, time_capacity(env, cores, settings.capacity_seconds) if cores > 1 else one
+            )
             probe = copy.deepcopy(agent)
             probe.initialize(env.spaces, share_memory=False)
             probe.sample_mode(0)
@@ -337,7 +365,7 @@ def measure_costs(
         round_trip_per_worker_s=per_worker,
         served_step_s=max(0.0, served - round_n) if settings.served else 0.0,
         cores=cores,
-        capacity_one=min(1.0, capacity_one),
+        capacity_one=capacity_one,
         capacity_all=min(float(cores), capacity_all),
         reset_s=reset_s,
         memory_per_env_bytes=int(memory_per_env),
