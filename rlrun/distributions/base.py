@@ -12,6 +12,8 @@ each env's actions follow its own random stream (see ``BaseAgent.seed_env_stream
 
 from __future__ import annotations
 
+from typing import Generic, TypeVar
+
 import torch
 
 from rlrun.utils.collections import NamedArrayTuple
@@ -19,8 +21,11 @@ from rlrun.utils.tensor import valid_mean
 
 __all__ = ["Distribution"]
 
+# What sample() draws from: a dist_info namedarraytuple, or, for epsilon-greedy, the Q-values themselves.
+SampleInput = TypeVar("SampleInput")
 
-class Distribution:
+
+class Distribution(Generic[SampleInput]):
     """Base class; subclasses implement what their algorithms need (not every method applies to all)."""
 
     @property
@@ -33,7 +38,7 @@ class Distribution:
         """How many uniforms :meth:`sample` consumes per leading position when given ``uniform``."""
         raise NotImplementedError
 
-    def sample(self, dist_info: NamedArrayTuple, uniform: torch.Tensor | None = None) -> torch.Tensor:
+    def sample(self, dist_info: SampleInput, uniform: torch.Tensor | None = None) -> torch.Tensor:
         """One random action per leading position (from ``uniform [..., n_uniforms]`` when given)."""
         raise NotImplementedError
 

@@ -46,7 +46,7 @@ def _invert_cdfs(rows: list[list[float]], uniforms: list[float]) -> list[int]:
     return actions
 
 
-class Categorical(DiscreteMixin, Distribution):
+class Categorical(DiscreteMixin, Distribution[NamedArrayTuple]):
     """Categorical distribution over ``dim`` actions; ``dist_info.prob`` is ``[..., dim]``, rows summing to 1.
 
     Logs are taken of ``prob + EPS``, so a probability of zero gives a large negative number, not -inf.

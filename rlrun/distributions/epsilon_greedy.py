@@ -12,7 +12,7 @@ from rlrun.distributions.discrete import DiscreteMixin
 __all__ = ["EpsilonGreedy", "CategoricalEpsilonGreedy"]
 
 
-class EpsilonGreedy(DiscreteMixin, Distribution):
+class EpsilonGreedy(DiscreteMixin, Distribution[torch.Tensor]):
     """With probability epsilon a uniformly random action, else the argmax of ``q [..., dim]``.
 
     Epsilon is a float, or a vector with one value per env (length B) which applies along the B dim
@@ -29,9 +29,7 @@ class EpsilonGreedy(DiscreteMixin, Distribution):
     def n_uniforms(self) -> int:
         return 2
 
-    def sample(  # type: ignore[override]  # rlpyt's signature: the Q-values in place of a dist_info
-        self, q: torch.Tensor, uniform: torch.Tensor | None = None
-    ) -> torch.Tensor:
+    def sample(self, q: torch.Tensor, uniform: torch.Tensor | None = None) -> torch.Tensor:
         """Action indexes ``[...]`` (dtype ``self.dtype``) for ``q [..., dim]``.
 
         Given ``uniform [..., 2]``, position ``i`` explores when ``uniform[i, 0] < epsilon`` and then

@@ -21,7 +21,7 @@ _LOG_2 = math.log(2)
 _UNIFORM_EDGE = 2.0**-53  # the spacing of float64 uniforms in [0, 1)
 
 
-class Gaussian(Distribution):
+class Gaussian(Distribution[NamedArrayTuple]):
     """Independent normal per action dim; ``dist_info.mean`` (and ``log_std``) are ``[..., dim]``.
 
     - ``std``: a fixed standard deviation (scalar or one per dim); ``dist_info.log_std`` is then

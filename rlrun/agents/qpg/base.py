@@ -28,6 +28,7 @@ from rlrun.distributions.base import Distribution
 from rlrun.models.utils import strip_ddp_state_dict
 from rlrun.spaces.base import Space
 from rlrun.spaces.float_box import FloatBox
+from rlrun.utils.collections import NamedArrayTuple
 from rlrun.utils.shared_memory import np_mp_array
 
 __all__ = ["QpgAgentBase", "unit_action_size"]
@@ -136,7 +137,7 @@ class QpgAgentBase(BaseAgent):
         """Build the critics and target networks (after ``model`` exists)."""
         raise NotImplementedError
 
-    def make_distribution(self, action_size: int) -> Distribution:
+    def make_distribution(self, action_size: int) -> Distribution[NamedArrayTuple]:
         """The action distribution, built last in :meth:`initialize`."""
         raise NotImplementedError
 

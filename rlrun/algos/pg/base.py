@@ -102,7 +102,7 @@ def scalar(value: torch.Tensor | None) -> StepValue:
 
 
 def entropy_and_perplexity(
-    dist: Distribution, dist_info: NamedArrayTuple, valid: torch.Tensor | None, with_grad: bool
+    dist: Distribution[NamedArrayTuple], dist_info: NamedArrayTuple, valid: torch.Tensor | None, with_grad: bool
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The mean entropy of ``dist_info`` (in the autograd graph only ``with_grad``, i.e. when the loss has an
     entropy bonus) and the mean perplexity, for logging, from the same per-step entropies where the
