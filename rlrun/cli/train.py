@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from rlrun.agents.base import BaseAgent
-from rlrun.experiments.builder import SAMPLERS, build_runner
+from rlrun.experiments.builder import SAMPLERS, build_runner, choose_auto
 from rlrun.experiments.registry import (
     ALGOS,
     ConfigError,
@@ -266,6 +266,7 @@ def format_config(config: Mapping[str, Mapping[str, object]]) -> list[str]:
 
 def main(args: argparse.Namespace, write: Callable[[str], object] = print) -> int:
     from rlrun.runners.checkpoint import CheckpointPolicy, NothingToResumeError
+    from rlrun.samplers.auto.run import check_speed
     from rlrun.utils.logging import logger
     from rlrun.utils.logging.context import logger_context
     from rlrun.utils.plotting import plot_progress
@@ -295,9 +296,23 @@ def main(args: argparse.Namespace, write: Callable[[str], object] = print) -> in
         built["runner"]["progress_bar"] = args.progress_bar
         if args.video_every is not None:
             built["runner"]["video_every"] = args.video_every
+        choice, sampler, workers = None, args.sampler, args.workers
+        if args.sampler == "auto":
+            # Measured once, when the run starts; params.json keeps the layout (auto_layout), so that a
+            # resumed run samples as the first start did rather than measuring again.
+            layout = vars(args).get("auto_layout")  # a resumed run's, from params.json
+            if layout is None:
+                choice = choose_auto(args.algo, env, config, recurrent, args.workers, args.cuda_idx)
+                layout = [choice.layout.kind, choice.layout.workers or None]
+                args.auto_layout = layout
+            else:
+                write(f"sampler=auto: the layout this run started with, {layout[0]} with {layout[1] or 0} workers")
+            sampler, workers = layout
         runner = build_runner(
-            args.algo, env, built, args.sampler, recurrent, args.workers, args.cuda_idx, seed, args.torch_threads
+            args.algo, env, built, sampler, recurrent, workers, args.cuda_idx, seed, args.torch_threads
         )
+        if choice is not None:
+            check_speed(runner.sampler, choice)  # a warning in the log if the first batches run 20% off
         check_can_learn(args.algo, runner.algo, config)
         if args.tensorboard:
             try:

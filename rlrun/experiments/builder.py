@@ -19,6 +19,7 @@ from rlrun.utils.launching.affinity import default_affinity, master_threads_besi
 if TYPE_CHECKING:
     from rlrun.agents.base import BaseAgent
     from rlrun.runners.minibatch_rl import MinibatchRl, MinibatchRlEval
+    from rlrun.samplers.auto.choose import Choice
 
 __all__ = [
     "SAMPLERS",
@@ -148,6 +149,22 @@ def optimizer_class(name: str) -> type:
     return cls
 
 
+def choose_auto(
+    algo: str, env: EnvChoice, config: dict[str, Any], recurrent: bool, workers: int | None, cuda_idx: int | None
+) -> Choice:
+    """``sampler="auto"`` for a config: measure, choose and print the table (see :mod:`rlrun.samplers.auto`).
+    A caller that resumes the run later keeps ``choice.layout`` (``rlrun train`` stores it in params.json),
+    so that the resumed run samples with the same layout rather than measuring again."""
+    from rlrun.samplers.auto.run import choose_for_run
+
+    check_cuda_idx(cuda_idx)
+    _AlgoCls, AgentCls = agent_and_algo_classes(algo, env.family, recurrent)
+    try:
+        return choose_for_run(env_class(env), dict(config["env"]), AgentCls, agent_kwargs_of(config), config["sampler"], workers, cuda_idx)  # fmt: skip
+    except (TypeError, ValueError) as error:
+        raise ConfigError(f"sampler=auto could not measure this run: {error}") from error
+
+
 def build_runner(
     algo: str,
     env: EnvChoice,
@@ -166,13 +183,7 @@ def build_runner(
     agent_kwargs = agent_kwargs_of(config)
     choice = None
     if sampler == "auto":
-        from rlrun.samplers.auto.run import choose_for_run
-
-        check_cuda_idx(cuda_idx)
-        try:
-            choice = choose_for_run(env_class(env), dict(config["env"]), AgentCls, agent_kwargs, config["sampler"], workers, cuda_idx)  # fmt: skip
-        except (TypeError, ValueError) as error:
-            raise ConfigError(f"sampler=auto could not measure this run: {error}") from error
+        choice = choose_auto(algo, env, config, recurrent, workers, cuda_idx)
         sampler, workers = choice.layout.kind, (choice.layout.workers or None)
     SamplerCls, collector_kwargs = sampler_classes(sampler, recurrent or algo == "r2d1")
     algo_kwargs = dict(config["algo"])

@@ -259,3 +259,18 @@ def test_tensorboard_flag_writes_event_files_with_the_progress_columns(tmp_path,
     assert any(tag.endswith("StepsPerSecond") for tag in tags), tags
     steps = [e.step for e in events.Scalars(next(t for t in tags if t.endswith("StepsPerSecond")))]
     assert len(steps) >= 2  # one value per log row
+
+
+@pytest.mark.timeout(120)
+def test_sampler_auto_measures_once_and_a_resumed_run_keeps_the_layout_it_started_with(tmp_path, capsys):
+    run_dir = train(tmp_path, capsys, "--algo", "a2c", *DISCRETE, "--sampler", "auto")
+    with open(os.path.join(run_dir, "params.json"), encoding="utf-8") as f:
+        stored = json.load(f)["command"]["args"]
+    kind, workers = stored["auto_layout"]
+    assert stored["sampler"] == "auto" and kind in ("serial", "cpu", "gpu", "alternating")
+    # Resumed with more steps: no new measurement, the stored layout (another one would not fit the checkpoint).
+    code = main(["train", "--resume", run_dir, "--steps", "96"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert f"sampler=auto: the layout this run started with, {kind} with {workers or 0} workers" in out
+    assert "measured env step" not in out

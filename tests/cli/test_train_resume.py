@@ -16,7 +16,7 @@ from rlrun.cli import main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STEPS = 3200
-COMMAND = ["train", "--algo", "a2c", "--env", "CartPole-v1", "--n-envs", "2", "--batch-T", "8",
+COMMAND = ["train", "--algo", "a2c", "--env", "CartPole-v1", "--sampler", "serial", "--n-envs", "2", "--batch-T", "8",
            "--steps", str(STEPS), "--log-interval", "160", "--eval-envs", "0", "--seed", "0"]  # fmt: skip
 
 

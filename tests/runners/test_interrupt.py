@@ -111,3 +111,13 @@ def test_resuming_a_finished_run_trains_no_more_and_returns_its_last_row(tmp_pat
     runner, _, again = run(tmp_path, resume=True, algo="a2c", n_steps=96)
     assert runner.resumed_from is not None and runner.resumed_from.itr == 2
     assert iterations(run_dir) == [0, 1, 2] and again == first
+
+
+@pytest.mark.timeout(60)
+def test_a_run_started_with_another_sampler_layout_resumes_with_fresh_envs(tmp_path):
+    # sampler="auto" measures again on resume and may pick another layout than the first start did.
+    with pytest.raises(TrainingInterrupted):
+        run(tmp_path, signal_at=2, algo="a2c", sampler="cpu", n_steps=192)
+    runner, run_dir, row = run(tmp_path, resume=True, algo="a2c", sampler="serial", n_steps=192)
+    assert runner.resumed_from is not None and runner.resumed_from.itr == 2
+    assert iterations(run_dir) == list(range(6)) and row["Diagnostics/CumSteps"] == 192

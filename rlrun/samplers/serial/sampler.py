@@ -209,7 +209,14 @@ class SerialSampler(BaseSampler):
             return None
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore :meth:`state_dict`'s output after ``initialize`` (same env, batch shape and agent)."""
+        """Restore :meth:`state_dict`'s output after ``initialize`` (same env, batch shape and agent).
+
+        An empty state is what a parallel sampler keeps (its envs live in its workers): a run resumed with
+        a SerialSampler from such a checkpoint (``sampler="auto"`` may pick another layout on resume)
+        keeps the fresh envs of ``initialize``, as that sampler would have."""
+        if not state:
+            _log.info("The checkpoint holds no sampler state (a parallel sampler wrote it): new episodes start.")
+            return
         self.agent.set_step_state(state["agent_step_state"])
         self.samples_np[:] = state["samples"]
         if all(env is not None for env in state["envs"]) and len(state["envs"]) == len(self.envs):
