@@ -90,7 +90,8 @@ def test_train_without_algo_or_env_exits_2_naming_resume(capsys):
 
 
 def test_resume_with_every_checkpoint_corrupt_exits_2_and_leaves_progress_csv_alone(tmp_path, capsys):
-    short = [*COMMAND[:8], "320", *COMMAND[9:]]  # 20 iterations, a checkpoint after each log row
+    at = COMMAND.index("--steps") + 1
+    short = [*COMMAND[:at], "320", *COMMAND[at + 1 :]]  # 20 iterations, a checkpoint after each log row
     assert main([*short, "--log-dir", str(tmp_path)]) == 0
     run_dir = tmp_path / "run_0"
     for manifest in (run_dir / "checkpoints").glob("*.json"):
