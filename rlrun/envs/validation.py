@@ -59,14 +59,15 @@ def env_name(env: object) -> str:
 def gym_spec(env: object) -> tuple[str | None, int | None]:
     """``(id, max_episode_steps)`` of a Gymnasium (or old gym) env's spec (``("CartPole-v1", 500)``), each
     None where the env has none."""
-    # Foreign objects: old gym envs and plain env classes carry no spec, a hand-made spec may lack an id,
-    # and old gym's specs may lack max_episode_steps.
+    # A foreign object: old gym envs and plain env classes carry no spec.
     spec = getattr(env, "spec", None)
     if spec is None:
         return None, None
-    env_id: str | None = getattr(spec, "id", None)
-    max_episode_steps: int | None = getattr(spec, "max_episode_steps", None)
-    return env_id, max_episode_steps
+    # Gymnasium's EnvSpec and old gym's both have id and max_episode_steps; a hand-made spec may not.
+    try:
+        return spec.id, spec.max_episode_steps
+    except AttributeError:
+        return None, None
 
 
 _env_name = env_name  # the name this module's messages use

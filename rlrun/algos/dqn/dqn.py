@@ -3,7 +3,6 @@ prioritized replay."""
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
@@ -18,6 +17,7 @@ from rlrun.algos.opt_info import StepValue, opt_info_to_host
 from rlrun.algos.optim import clip_grad_norm_tensor, make_optimizer, optimizer_parameters
 from rlrun.replays.base import BaseReplayBuffer
 from rlrun.replays.factory import Prioritized, make_replay_buffer
+from rlrun.replays.user_class import replay_class_kwargs
 from rlrun.utils.collections import NamedArrayTuple, namedarraytuple, optional_field
 from rlrun.utils.data_model import Array, SamplesBatch
 from rlrun.utils.tensor import select_at_indexes
@@ -298,22 +298,9 @@ class DQN(RlAlgorithm[DqnAgent], Generic[StepLogT]):
             replay_kwargs.update(
                 alpha=prioritized.alpha, beta=prioritized.beta, default_priority=prioritized.default_priority
             )
-        if not mid_batch_reset:
-            if not _takes_keyword(ReplayCls, "mid_batch_reset"):
-                raise TypeError(
-                    f"ReplayBufferCls={ReplayCls.__name__} takes no mid_batch_reset keyword, which DQN passes under "
-                    "a wait-reset sampler (mid_batch_reset=False) so that the filler steps after an env's done are "
-                    "never trained on. Accept it (rlrun's replays do), or use a sampler that resets mid-batch."
-                )
-            replay_kwargs.update(mid_batch_reset=False)
-        # getattr with a default stays: ReplayBufferCls may be a user's or rlpyt-style class that does not
-        # declare async_ (rlrun's replays do); one that does not say is not asynchronous.
-        if async_ and not getattr(ReplayCls, "async_", False):
-            raise TypeError(
-                f"ReplayBufferCls={ReplayCls.__name__} is not an asynchronous replay (async_ = False), and AsyncRl's "
-                "copier processes and optimiser share the replay. Pass its Async variant (e.g. "
-                "AsyncUniformReplayBuffer from rlrun.replays.non_sequence.uniform) or leave ReplayBufferCls=None."
-            )
+        replay_kwargs.update(
+            replay_class_kwargs(ReplayCls, type(self).__name__, async_=async_, mid_batch_reset=mid_batch_reset)
+        )
         _log.info("DQN replay: %s of %d steps.", ReplayCls.__name__, replay_kwargs["size"])
         self.replay_buffer = ReplayCls(**replay_kwargs)
 
@@ -454,14 +441,6 @@ class DQN(RlAlgorithm[DqnAgent], Generic[StepLogT]):
             else SamplesToBufferTl(observation, action, reward, done, timeout)
         )
         return row
-
-
-def _takes_keyword(cls: Any, name: str) -> bool:
-    try:
-        parameters = inspect.signature(cls).parameters.values()
-    except (TypeError, ValueError):
-        return True  # cannot tell: let the call decide
-    return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
 
 
 def is_frame_stack(observation: object) -> bool:

@@ -3,7 +3,6 @@ batches drawn from it, moving target networks as they go."""
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -18,6 +17,7 @@ from rlrun.algos.dqn.dqn import SamplesToBuffer, SamplesToBufferTl
 from rlrun.algos.opt_info import StepValue, opt_info_to_host
 from rlrun.algos.optim import clipped_step, fused_adam_kwargs, make_optimizer
 from rlrun.replays.factory import make_replay_buffer
+from rlrun.replays.user_class import replay_class_kwargs
 from rlrun.utils.collections import NamedArrayTuple, fields_of, optional_field
 from rlrun.utils.data_model import Array, SamplesBatch
 
@@ -170,14 +170,6 @@ class OffPolicyActorCritic(RlAlgorithm[QpgAgentBase], Generic[OptInfoT]):
             _log.info("%s replay: %r of %d steps.", type(self).__name__, self.replay_buffer, self.replay_buffer.size)
             return
         ReplayCls = self.ReplayBufferCls
-        # getattr with a default stays: ReplayBufferCls may be a user's or rlpyt-style class that does not
-        # declare async_ (rlrun's replays do); one that does not say is not asynchronous.
-        if async_ and not getattr(ReplayCls, "async_", False):
-            raise TypeError(
-                f"ReplayBufferCls={ReplayCls.__name__} is not an asynchronous replay, and an asynchronous run shares "
-                "the replay between processes. Pass its Async variant (e.g. AsyncUniformReplayBuffer from "
-                "rlrun.replays.non_sequence.uniform) or leave ReplayBufferCls=None."
-            )
         replay_kwargs: dict[str, Any] = dict(
             example=example,
             size=int(self.replay_size),
@@ -185,15 +177,9 @@ class OffPolicyActorCritic(RlAlgorithm[QpgAgentBase], Generic[OptInfoT]):
             discount=self.discount,
             n_step_return=self.n_step_return,
         )
-        if not self.mid_batch_reset:
-            if not _takes_keyword(ReplayCls, "mid_batch_reset"):
-                raise TypeError(
-                    f"ReplayBufferCls={ReplayCls.__name__} takes no mid_batch_reset keyword, which "
-                    f"{type(self).__name__} passes under a wait-reset sampler so that the filler steps after an "
-                    "env's done are never trained on. Accept it (rlrun's replays do), or use a sampler that resets "
-                    "mid-batch."
-                )
-            replay_kwargs.update(mid_batch_reset=False)
+        replay_kwargs.update(
+            replay_class_kwargs(ReplayCls, type(self).__name__, async_=async_, mid_batch_reset=self.mid_batch_reset)
+        )
         _log.info("%s replay: %s of %d steps.", type(self).__name__, ReplayCls.__name__, replay_kwargs["size"])
         self.replay_buffer = ReplayCls(**replay_kwargs)
 
@@ -282,11 +268,3 @@ class OffPolicyActorCritic(RlAlgorithm[QpgAgentBase], Generic[OptInfoT]):
             steps_n: torch.Tensor = samples.steps_n
             return self.discount ** steps_n.to(torch.float32)
         return self.discount**self.n_step_return
-
-
-def _takes_keyword(cls: Any, name: str) -> bool:
-    try:
-        parameters = inspect.signature(cls).parameters.values()
-    except (TypeError, ValueError):
-        return True  # cannot tell: let the call decide
-    return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)

@@ -40,8 +40,9 @@ def is_bootstrapping() -> bool:
 def main_script() -> str:
     """The script the parent runs, as a child re-imports it (for messages)."""
     main = sys.modules.get("__mp_main__") or sys.modules.get("__main__")
-    # An interactive __main__ (a REPL, a notebook) has no __file__.
-    return str(getattr(main, "__file__", None) or sys.argv[0] or "the main script")
+    # An interactive __main__ (a REPL, a notebook) has no __file__ among its globals.
+    script = vars(main).get("__file__") if main is not None else None
+    return str(script or sys.argv[0] or "the main script")
 
 
 def refuse_while_bootstrapping(what: str) -> None:
