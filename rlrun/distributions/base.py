@@ -38,7 +38,7 @@ class Distribution(Generic[SampleInput]):
         """How many uniforms :meth:`sample` consumes per leading position when given ``uniform``."""
         raise NotImplementedError
 
-    def sample(self, dist_info: SampleInput, uniform: torch.Tensor | None = None) -> torch.Tensor:
+    def sample(self, dist_info: SampleInput, *, uniform: torch.Tensor | None = None) -> torch.Tensor:
         """One random action per leading position (from ``uniform [..., n_uniforms]`` when given)."""
         raise NotImplementedError
 

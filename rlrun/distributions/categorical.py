@@ -60,7 +60,7 @@ class Categorical(DiscreteMixin, Distribution[NamedArrayTuple]):
     def n_uniforms(self) -> int:
         return 1
 
-    def sample(self, dist_info: NamedArrayTuple, uniform: torch.Tensor | None = None) -> torch.Tensor:
+    def sample(self, dist_info: NamedArrayTuple, *, uniform: torch.Tensor | None = None) -> torch.Tensor:
         """Action indexes ``[...]`` (dtype ``self.dtype``) drawn from ``prob [..., dim]``.
 
         Given ``uniform [..., 1]``, the action is found by inverting the CDF at it (float64), so the

@@ -29,7 +29,7 @@ class EpsilonGreedy(DiscreteMixin, Distribution[torch.Tensor]):
     def n_uniforms(self) -> int:
         return 2
 
-    def sample(self, q: torch.Tensor, uniform: torch.Tensor | None = None) -> torch.Tensor:
+    def sample(self, q: torch.Tensor, *, uniform: torch.Tensor | None = None) -> torch.Tensor:
         """Action indexes ``[...]`` (dtype ``self.dtype``) for ``q [..., dim]``.
 
         Given ``uniform [..., 2]``, position ``i`` explores when ``uniform[i, 0] < epsilon`` and then
@@ -82,9 +82,12 @@ class CategoricalEpsilonGreedy(EpsilonGreedy):
         super().__init__(**kwargs)
         self.z = z
 
-    def sample(  # type: ignore[override]  # rlpyt's signature: the atom values come second
-        self, p: torch.Tensor, z: torch.Tensor | None = None, uniform: torch.Tensor | None = None
+    def sample(
+        self, p: torch.Tensor, z: torch.Tensor | None = None, *, uniform: torch.Tensor | None = None
     ) -> torch.Tensor:
+        """Epsilon-greedy over the expected values ``p @ z`` (``z`` defaults to :meth:`set_z`'s atoms). As in rlpyt,
+        ``z`` is the second positional argument; ``uniform`` is keyword-only here and in every distribution, so
+        that a caller holding any :class:`EpsilonGreedy` cannot pass uniforms where this one takes atoms."""
         z = self.z if z is None else z
         if z is None:
             raise ValueError("CategoricalEpsilonGreedy needs atom values z: call set_z(z) or pass z to sample().")

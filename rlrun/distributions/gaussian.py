@@ -118,7 +118,7 @@ class Gaussian(Distribution[NamedArrayTuple]):
     def n_uniforms(self) -> int:
         return self._dim
 
-    def sample(self, dist_info: NamedArrayTuple, uniform: torch.Tensor | None = None) -> torch.Tensor:
+    def sample(self, dist_info: NamedArrayTuple, *, uniform: torch.Tensor | None = None) -> torch.Tensor:
         """``mean + std * N(0, 1)`` (differentiable in mean and std), then clipped or squashed.
 
         Given ``uniform [..., dim]``, the standard normals are its inverse normal CDF (float64),
