@@ -8,28 +8,29 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from rlrun.agents.qpg.ddpg_agent import DdpgAgent
+from rlrun.agents.qpg.deterministic_policy import DeterministicPolicyAgent
 from rlrun.distributions.gaussian import DistInfo, Gaussian
 from rlrun.models.utils import polyak_update
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from rlrun.agents.qpg.ddpg_agent import DdpgAgentKwargs
+    from rlrun.agents.qpg.deterministic_policy import DdpgAgentKwargs
 
 __all__ = ["Td3Agent"]
 
 _log = logging.getLogger(__name__)
 
 
-class Td3Agent(DdpgAgent):
+class Td3Agent(DeterministicPolicyAgent):
     """Two critics ``q_model`` and ``q2_model`` with targets; the target action is smoothed.
 
     Target policy smoothing: :meth:`target_q_at_mu` evaluates both target critics at
     ``clip(mu'(s) + clip(N(0, target_noise_std), -target_noise_clip, target_noise_clip), -1, 1)``.
     Exploration: noise of std ``pretrain_std`` (0.5, nearly uniform over ``[-1, 1]`` once clipped)
     before the algorithm's ``min_itr_learn``, ``action_std`` after. Other keywords as
-    :class:`~rlrun.agents.qpg.ddpg_agent.DdpgAgent`; state dicts add ``q2_model`` and ``target_q2_model``.
+    :class:`~rlrun.agents.qpg.ddpg_agent.DdpgAgent` (a sibling, not its parent: ``q`` returns a pair
+    here); state dicts add ``q2_model`` and ``target_q2_model``.
     """
 
     def __init__(
@@ -66,7 +67,7 @@ class Td3Agent(DdpgAgent):
 
     # --- calls -----------------------------------------------------------------------------------
 
-    def q(  # type: ignore[override]  # twin critics: rlpyt's signature
+    def q(
         self, observation: torch.Tensor, prev_action: torch.Tensor, prev_reward: torch.Tensor, action: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """``(Q1(s, a), Q2(s, a))``, each ``[B]`` on the CPU, with grad."""
@@ -74,7 +75,7 @@ class Td3Agent(DdpgAgent):
         return self.q_model(*inputs).cpu(), self.q2_model(*inputs).cpu()
 
     @torch.no_grad()
-    def target_q_at_mu(  # type: ignore[override]  # twin critics: rlpyt's signature
+    def target_q_at_mu(
         self, observation: torch.Tensor, prev_action: torch.Tensor, prev_reward: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """``(Q1'(s, a~), Q2'(s, a~))`` at the smoothed target action ``a~``, on the CPU, without grad."""

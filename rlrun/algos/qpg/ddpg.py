@@ -2,35 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, NamedTuple
-
 import torch
 
 from rlrun.agents.qpg.ddpg_agent import DdpgAgent
-from rlrun.algos.opt_info import StepValue
-from rlrun.algos.qpg.base import OffPolicyActorCritic, SamplesToBufferTl, clipped_step
+from rlrun.algos.qpg.base import SamplesToBufferTl
+from rlrun.algos.qpg.deterministic_actor_critic import DeterministicActorCritic, OptInfo
 from rlrun.utils.collections import NamedArrayTuple
 from rlrun.utils.tensor import valid_mean
 
 __all__ = ["DDPG", "OptInfo", "SamplesToBuffer"]
 
-
-class OptInfo(NamedTuple):
-    """DDPG's and TD3's diagnostics: a value per critic step in ``qLoss`` and ``qGradNorm``, per policy step
-    in ``muLoss`` and ``muGradNorm``."""
-
-    muLoss: list[StepValue]
-    qLoss: list[StepValue]
-    muGradNorm: list[StepValue]
-    qGradNorm: list[StepValue]
-
-
 # rlpyt's DDPG stored one row type, with the time-limit flag.
 SamplesToBuffer = SamplesToBufferTl
 
 
-class DDPG(OffPolicyActorCritic[OptInfo]):
+class DDPG(DeterministicActorCritic):
     """A critic ``Q(s, a)`` learned by TD and a deterministic policy ``mu(s)`` that climbs it.
 
     - Critic: ``q_loss = mean(0.5 * (y - Q(s, a))^2)`` with
@@ -46,82 +32,7 @@ class DDPG(OffPolicyActorCritic[OptInfo]):
 
     agent: DdpgAgent  # the agent methods this algorithm calls
 
-    opt_info_fields: tuple[str, ...] = OptInfo._fields
-    agent_methods = ("give_min_itr_learn", "update_target", "q", "q_at_mu", "target_q_at_mu", "mu_parameters", "q_parameters")  # fmt: skip
     agent_example = "DdpgAgent"
-
-    def __init__(
-        self,
-        discount: float = 0.99,
-        batch_size: int = 64,
-        min_steps_learn: int = int(1e4),
-        replay_size: int = int(1e6),
-        replay_ratio: float = 64,
-        target_update_tau: float = 0.01,
-        target_update_interval: int = 1,
-        policy_update_interval: int = 1,
-        learning_rate: float = 1e-4,
-        q_learning_rate: float = 1e-3,
-        OptimCls: Callable[..., torch.optim.Optimizer] = torch.optim.Adam,
-        optim_kwargs: dict[str, Any] | None = None,
-        initial_optim_state_dict: dict[str, Any] | None = None,
-        clip_grad_norm: float = 1e8,
-        q_target_clip: float = 1e6,
-        n_step_return: int = 1,
-        updates_per_sync: int = 1,
-        bootstrap_timelimit: bool = True,
-        ReplayBufferCls: type | None = None,
-    ) -> None:
-        super().__init__(
-            discount=discount,
-            batch_size=batch_size,
-            min_steps_learn=min_steps_learn,
-            replay_size=replay_size,
-            replay_ratio=replay_ratio,
-            target_update_tau=target_update_tau,
-            target_update_interval=target_update_interval,
-            n_step_return=n_step_return,
-            OptimCls=OptimCls,
-            optim_kwargs=optim_kwargs,
-            initial_optim_state_dict=initial_optim_state_dict,
-            clip_grad_norm=clip_grad_norm,
-            updates_per_sync=updates_per_sync,
-            bootstrap_timelimit=bootstrap_timelimit,
-            ReplayBufferCls=ReplayBufferCls,
-        )
-        if policy_update_interval < 1:
-            raise ValueError(f"{type(self).__name__}: policy_update_interval must be at least 1, got {policy_update_interval}.")  # fmt: skip
-        self.policy_update_interval = policy_update_interval
-        self.learning_rate = learning_rate
-        self.q_learning_rate = q_learning_rate
-        self.q_target_clip = q_target_clip
-
-    def optim_initialize(self, rank: int = 0) -> None:
-        """The policy's and the critic's optimisers (``optim_kwargs`` for both)."""
-        self.rank = rank
-        self.mu_optimizer = self.make_optimizer(self.agent.mu_parameters(), self.learning_rate)
-        self.q_optimizer = self.make_optimizer(self.agent.q_parameters(), self.q_learning_rate)
-        if self.initial_optim_state_dict is not None:
-            self.load_optim_state_dict(self.initial_optim_state_dict)
-
-    def empty_opt_info(self) -> OptInfo:
-        return OptInfo(*([] for _ in OptInfo._fields))
-
-    def train_step(self, samples: NamedArrayTuple, opt_info: OptInfo) -> None:
-        """A critic step, then a policy step on the same batch when ``update_counter`` is due."""
-        q_loss = self.q_loss(samples)
-        q_grad_norm = clipped_step(self.q_optimizer, q_loss, self.agent.q_parameters(), self.clip_grad_norm)
-        opt_info.qLoss.append(q_loss.detach())  # read back once per iteration, by optimize_agent
-        opt_info.qGradNorm.append(q_grad_norm)
-        if self.update_counter % self.policy_update_interval == 0:
-            mu_loss = self.mu_loss(samples)
-            mu_grad_norm = clipped_step(self.mu_optimizer, mu_loss, self.agent.mu_parameters(), self.clip_grad_norm)
-            opt_info.muLoss.append(mu_loss.detach())
-            opt_info.muGradNorm.append(mu_grad_norm)
-
-    def mu_loss(self, samples: NamedArrayTuple, valid: torch.Tensor | None = None) -> torch.Tensor:
-        """``-mean(Q(s, mu(s)))`` over the batch (``valid`` masks samples, as in rlpyt)."""
-        return -valid_mean(self.agent.q_at_mu(*samples.agent_inputs), valid)
 
     def q_loss(self, samples: NamedArrayTuple, valid: torch.Tensor | None = None) -> torch.Tensor:
         """``mean(0.5 * (y - Q(s, a))^2)`` against the clipped n-step target ``y``."""
@@ -132,10 +43,3 @@ class DDPG(OffPolicyActorCritic[OptInfo]):
             y = samples.return_ + (1 - samples.done_n.float()) * self.target_discount(samples) * target_q
             y = torch.clamp(y, -self.q_target_clip, self.q_target_clip)
         return valid_mean(0.5 * (y - q) ** 2, valid)
-
-    def optim_state_dict(self) -> dict[str, Any]:
-        return dict(q=self.q_optimizer.state_dict(), mu=self.mu_optimizer.state_dict())
-
-    def load_optim_state_dict(self, state_dict: dict[str, Any]) -> None:
-        self.q_optimizer.load_state_dict(state_dict["q"])
-        self.mu_optimizer.load_state_dict(state_dict["mu"])

@@ -7,14 +7,14 @@ from typing import Any
 import torch
 
 from rlrun.agents.qpg.td3_agent import Td3Agent
-from rlrun.algos.qpg.ddpg import DDPG
+from rlrun.algos.qpg.deterministic_actor_critic import DeterministicActorCritic
 from rlrun.utils.collections import NamedArrayTuple
 from rlrun.utils.tensor import valid_mean
 
 __all__ = ["TD3"]
 
 
-class TD3(DDPG):
+class TD3(DeterministicActorCritic):
     """DDPG with the three fixes of TD3:
 
     - twin critics: both regress on ``y = R^(n) + (1 - done_n) * discount^n * min(Q1'(s_n, a~),
@@ -27,7 +27,8 @@ class TD3(DDPG):
     Learning rates: ``mu_learning_rate`` for the policy, ``q_learning_rate`` for the critics. rlpyt
     read DDPG's ``learning_rate`` (default 1e-4) for the policy and ignored ``mu_learning_rate``; here
     ``learning_rate``, when given, sets the policy's rate in place of ``mu_learning_rate`` (so rlpyt's
-    configs, which pass it, train as before). Other keywords: :class:`~rlrun.algos.qpg.ddpg.DDPG`'s.
+    configs, which pass it, train as before). Other keywords: :class:`~rlrun.algos.qpg.ddpg.DDPG`'s (a sibling
+    here, not TD3's parent as in rlpyt).
     """
 
     agent: Td3Agent  # the agent methods this algorithm calls
