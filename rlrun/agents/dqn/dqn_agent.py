@@ -187,7 +187,8 @@ class DqnAgent(BaseAgent):
 
     def __call__(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> torch.Tensor:
         """Q-values ``[..., n_actions]`` on the CPU, with grad."""
-        return self.model(*self._inputs(observation, prev_action, prev_reward)).cpu()
+        q: torch.Tensor = self.model(*self._inputs(observation, prev_action, prev_reward))
+        return q.cpu()
 
     @torch.no_grad()
     def step(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> AgentStep:
@@ -198,7 +199,8 @@ class DqnAgent(BaseAgent):
     @torch.no_grad()
     def target(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> torch.Tensor:
         """Target-network Q-values ``[..., n_actions]`` on the CPU, without grad."""
-        return self.target_model(*self._inputs(observation, prev_action, prev_reward)).cpu()
+        q: torch.Tensor = self.target_model(*self._inputs(observation, prev_action, prev_reward))
+        return q.cpu()
 
     def update_target(self, tau: float = 1) -> None:
         """Copy the model into the target (``tau=1``) or move it by ``tau`` toward the model (Polyak)."""

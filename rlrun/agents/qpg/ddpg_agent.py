@@ -18,7 +18,8 @@ class DdpgAgent(DeterministicPolicyAgent):
         self, observation: torch.Tensor, prev_action: torch.Tensor, prev_reward: torch.Tensor, action: torch.Tensor
     ) -> torch.Tensor:
         """Q(s, a) ``[B]`` on the CPU, with grad."""
-        return self.q_model(*self.model_inputs(observation, prev_action, prev_reward, action)).cpu()
+        q: torch.Tensor = self.q_model(*self.model_inputs(observation, prev_action, prev_reward, action))
+        return q.cpu()
 
     @torch.no_grad()
     def target_q_at_mu(
@@ -26,4 +27,5 @@ class DdpgAgent(DeterministicPolicyAgent):
     ) -> torch.Tensor:
         """Q'(s, mu'(s)) ``[B]`` from the target networks, on the CPU, without grad."""
         inputs = self.model_inputs(observation, prev_action, prev_reward)
-        return self.target_q_model(*inputs, self.target_model(*inputs)).cpu()
+        q: torch.Tensor = self.target_q_model(*inputs, self.target_model(*inputs))
+        return q.cpu()
