@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
+    from rlrun.utils.collections import NamedArrayTuple
     from rlrun.utils.data_model import SpaceValue
 
 __all__ = ["Space"]
@@ -15,8 +16,16 @@ __all__ = ["Space"]
 class Space:
     """Describes a set of values of one shape and dtype (or a named structure of such sets)."""
 
-    shape: tuple[int, ...]
-    dtype: np.dtype
+    # Read-only in the interface: a Box stores one shape and dtype, a Composite computes a namedtuple of
+    # its fields' (declared for the type checker only, so that a Box can keep them as plain attributes).
+    if TYPE_CHECKING:
+
+        @property
+        def shape(self) -> tuple[int, ...] | NamedArrayTuple: ...
+
+        @property
+        def dtype(self) -> np.dtype | NamedArrayTuple: ...
+
     # Made on first use (or by seed), so subclasses need not call a base __init__.
     _rng: np.random.Generator | None = None
 

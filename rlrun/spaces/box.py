@@ -32,6 +32,9 @@ def format_bound(bound: ArrayLike) -> str:
 class Box(Space):
     """Values of one shape and dtype within ``[low, high]`` (subclasses say whether high is open)."""
 
+    shape: tuple[int, ...]  # a box has one shape and one dtype (a Composite has a structure of them)
+    dtype: np.dtype
+
     def __init__(
         self,
         low: ArrayLike,

@@ -34,12 +34,12 @@ class Composite(Space):
         cls: type[NamedArrayTuple] = self._NamedTupleCls
         return cls
 
-    @property  # a namedtuple of the fields' shapes, where Space has a tuple
-    def shape(self) -> NamedArrayTuple:  # type: ignore[override]
+    @property  # a namedtuple of the fields' shapes
+    def shape(self) -> NamedArrayTuple:
         return self._make(s.shape for s in self.spaces)
 
     @property
-    def dtype(self) -> NamedArrayTuple:  # type: ignore[override]
+    def dtype(self) -> NamedArrayTuple:
         return self._make(s.dtype for s in self.spaces)
 
     def sample(self) -> NamedArrayTuple:

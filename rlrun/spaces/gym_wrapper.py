@@ -219,11 +219,11 @@ class GymSpaceWrapper(Space):
         return self._gym_space
 
     @property
-    def shape(self) -> tuple[int, ...] | NamedArrayTuple:  # type: ignore[override]  # read through to the wrapped space
+    def shape(self) -> tuple[int, ...] | NamedArrayTuple:  # read through to the wrapped space
         return self.space.shape
 
     @property
-    def dtype(self) -> np.dtype | NamedArrayTuple:  # type: ignore[override]
+    def dtype(self) -> np.dtype | NamedArrayTuple:
         return self.space.dtype
 
     @property
