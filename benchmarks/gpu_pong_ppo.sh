@@ -27,7 +27,7 @@
 #   a critic weight of 2, which rlrun's PPO does not have; Sample Factory's Atari runs use CleanRL's settings
 #   (its docs: "the same hyperparameters as CleanRL / rl_games"; huggingface wmFrank/sample-factory-2-atari-pong).
 # - rlpyt's 104x80 frames: the run above had them, and they step about 12% faster than 84x84.
-# Expected: about 2-2.5M agent steps (8-10M frames) to +18 at 6-9k steps/s, so 4-6 minutes (the reasoning is in
+# Expected: about 2-2.5M agent steps (8-10M frames) to +18 at 6-9k steps/s, so 4-7 minutes (the reasoning is in
 # docs/atari.md, "Pong PPO on a GPU machine").
 #
 # Results go to $RESULTS (default $OUT, else results/)/gpu_pong_ppo_<time>/ as the run goes: summary.txt, ppo.log,
