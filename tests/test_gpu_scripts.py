@@ -99,6 +99,15 @@ def test_pong_ppo_gpu_script_stops_the_run_at_its_goal_and_reports_the_first_cro
     assert summary.rstrip().endswith("RESULT: every step ran and every target was met")
 
 
+@pytest.mark.timeout(120)
+def test_pong_ppo_gpu_script_refuses_a_budget_that_leaves_no_time_to_train(tmp_path):
+    # The GPU command has a hard limit; the script's BUDGET (seconds for everything) is what keeps it inside,
+    # so a budget the set-up already uses up stops it before rlrun train starts, with exit code 2.
+    summary = dry_run("gpu_pong_ppo.sh", tmp_path, codes=(2,), env={"BUDGET": "30"})
+    assert re.search(r"only -?\d+s of BUDGET=30s left for the run after the set-up", summary)
+    assert "=== ppo" not in summary
+
+
 def test_curve_summary_finds_the_first_row_at_the_target(tmp_path):
     import importlib.util
 
