@@ -24,8 +24,9 @@
 #   benchmarks/results/2026-12-04-h200-sampler-scaling.md) x 32 steps = 1,920 steps per batch, so the policy
 #   changes as often per frame as in that sweep. rl_games' Pong config takes 64 actors x 128 steps, minibatches
 #   of 2,048 and 4 mini-epochs, but with an adaptive learning rate (KL 0.01), value and input normalisation and
-#   a critic weight of 2, which rlrun's PPO does not have; Sample Factory's Atari runs use CleanRL's settings
-#   (its docs: "the same hyperparameters as CleanRL / rl_games"; huggingface wmFrank/sample-factory-2-atari-pong).
+#   a critic weight of 2, which rlrun's PPO does not have. Sample Factory's Atari runs took CleanRL's settings
+#   ("the same hyperparameters as CleanRL / rl_games", alex-petrenko/sample-factory#51; Pong's cfg.json on
+#   huggingface wmFrank/sample-factory-2-atari-pong: rollout 128, batch 256, 4 epochs, clip 0.1, lr 2.5e-4).
 # - rlpyt's 104x80 frames: the run above had them, and they step about 12% faster than 84x84.
 # Expected: about 2-2.5M agent steps (8-10M frames) to +18 at 6-9k steps/s, so 4-7 minutes (the reasoning is in
 # docs/atari.md, "Pong PPO on a GPU machine").
@@ -42,7 +43,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 NAME=gpu_pong_ppo
 FLAGS="--dry-run"
-HELP=2,39
+HELP=2,40
 RESULTS=${RESULTS:-${OUT:-results}}
 # shellcheck source=benchmarks/gpu_common.sh
 . benchmarks/gpu_common.sh "$@"
