@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import os
 import subprocess
@@ -53,6 +54,26 @@ def test_a_run_below_the_target_exits_1_and_a_folder_without_progress_exits_2(tm
     assert pong.main(["--report", str(run), "--out-dir", str(tmp_path / "out")]) == 1
     assert "+15 not reached" in next((tmp_path / "out").glob("*.md")).read_text()
     assert pong.main(["--report", str(tmp_path / "missing"), "--out-dir", str(tmp_path / "out")]) == 2
+
+
+@pytest.mark.timeout(60)
+def test_the_gpu_preset_is_ppo_cleanrl_with_the_envpool_sweeps_update_on_60_envs(capsys):
+    from rlrun.cli.train import add_arguments, resolve_config
+
+    pong = load_script()
+    assert pong.main(["--algo", "ppo-pong-gpu", "--print-flags"]) == 0
+    flags = capsys.readouterr().out.split("\n")[:-1]
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args(["--algo", "ppo", "--env", "pong", "--sampler", "gpu", *flags])
+    _env, _source, config = resolve_config(args)
+    assert (config["sampler"]["batch_B"], config["sampler"]["batch_T"]) == (60, 32)
+    algo = config["algo"]
+    assert (algo["ratio_clip"], algo["value_clip"], algo["epochs"], algo["minibatches"]) == (0.2, 0.2, 3, 8)
+    # The rest is ppo-cleanrl's: learning rate and its schedule, per-minibatch normalisation, the Nature network.
+    assert (algo["learning_rate"], algo["lr_schedule_steps"], algo["minibatch_advantage_norm"]) == (2.5e-4, 10**7, True)
+    assert config["model"]["channels"] == (32, 64, 64) and config["model"]["fc_sizes"] == 512
+    assert config["env"]["frame_shape"] is None and config["env"]["fire_on_reset"] is True  # rlpyt's 104x80
 
 
 @pytest.mark.integration

@@ -14,12 +14,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def dry_run(script: str, results: Path, *args: str, codes: tuple[int, ...] = (0,)) -> str:
-    """The summary of ``script --dry-run args`` with its results under ``results``; it must exit with one of ``codes``."""
+def dry_run(
+    script: str, results: Path, *args: str, codes: tuple[int, ...] = (0,), env: dict[str, str] | None = None
+) -> str:
+    """The summary of ``script --dry-run args`` with its results under ``results`` and ``env`` added to the
+    environment; it must exit with one of ``codes``."""
     result = subprocess.run(
         ["bash", str(ROOT / "benchmarks" / script), "--dry-run", *args],
         cwd=ROOT,
-        env=dict(os.environ, PYTHON=sys.executable, RESULTS=str(results)),
+        env=dict(os.environ, PYTHON=sys.executable, RESULTS=str(results), **(env or {})),
         capture_output=True,
         text=True,
         timeout=400,
@@ -74,6 +77,35 @@ def test_pong_learning_gpu_script_trains_each_algorithm_on_the_cpu_and_summarise
     assert summary.rstrip().endswith(
         "RESULT: every step ran; not checked: the +18 target (a dry run of a few hundred steps)"
     )
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(300)
+def test_pong_ppo_gpu_script_stops_the_run_at_its_goal_and_reports_the_first_crossing(tmp_path):
+    # STOP_AT and TARGET at -21, the lowest return: the first logged episode meets them, so the dry run takes the
+    # path the GPU run takes at +18: the watcher sees the row, stops rlrun train with SIGTERM, and the summary
+    # gives the crossing, the best average and the speed, with exit code 0.
+    summary = dry_run("gpu_pong_ppo.sh", tmp_path, env={"STOP_AT": "-21", "TARGET": "-21"})
+    command = next(line for line in summary.splitlines() if line.startswith("=== ppo (timeout"))
+    # The preset's settings reach rlrun train, and the dry run's scale comes after them, so it wins.
+    assert "--sampler gpu" in command and "--set algo.epochs=3 --set algo.minibatches=8" in command
+    assert command.index("--n-envs 60") < command.index("--n-envs 4")
+    assert "=== ppo: the average return reached -21" in summary and "stopping the run (SIGTERM)" in summary
+    assert "=== ppo: stopped at the goal" in summary
+    assert re.search(r"^-21 first reached at \d+ s, 0\.00M frames \([\d,]+ steps\)$", summary, re.M)
+    assert "+15 not reached" in summary
+    assert re.search(r"^best average -2\d\.\d at \d+ s", summary, re.M)
+    assert re.search(r"steps/s \([\d,]+ frames/s\), training included", summary)
+    assert summary.rstrip().endswith("RESULT: every step ran and every target was met")
+
+
+@pytest.mark.timeout(120)
+def test_pong_ppo_gpu_script_refuses_a_budget_that_leaves_no_time_to_train(tmp_path):
+    # The GPU command has a hard limit; the script's BUDGET (seconds for everything) is what keeps it inside,
+    # so a budget the set-up already uses up stops it before rlrun train starts, with exit code 2.
+    summary = dry_run("gpu_pong_ppo.sh", tmp_path, codes=(2,), env={"BUDGET": "30"})
+    assert re.search(r"only -?\d+s of BUDGET=30s left for the run after the set-up", summary)
+    assert "=== ppo" not in summary
 
 
 def test_curve_summary_finds_the_first_row_at_the_target(tmp_path):
