@@ -51,7 +51,7 @@ def main() -> int:
 
     def rlrun_step() -> None:
         algo.update_counter += 1
-        algo.train_step(algo.replay_buffer.sample_batch(algo.batch_size), opt_info)
+        algo.train_step(algo.sample_replay(), opt_info)
         algo.agent.update_target(algo.target_update_tau)
 
     def sb3_step() -> None:

@@ -248,7 +248,8 @@ class BaseAgent:
     # --- calls -----------------------------------------------------------------------------------
 
     def __call__(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> Any:
-        """Forward pass on training data ``[T, B, ...]`` with grad; outputs on the CPU."""
+        """Forward pass on training data ``[T, B, ...]`` with grad. The replay-based agents (DQN's, the qpg
+        agents) return their outputs on the agent's device, where their algorithms move each batch."""
         raise NotImplementedError
 
     @torch.no_grad()

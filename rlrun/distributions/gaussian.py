@@ -45,6 +45,8 @@ class Gaussian(Distribution[NamedArrayTuple]):
     ) -> None:
         self._dim = int(dim)
         self.std: torch.Tensor | None = None
+        # log(std) on the device and dtype last asked for, with the std it came from (see _fixed_log_std).
+        self._log_std_cache: tuple[torch.Tensor, torch.device, torch.dtype, torch.Tensor] | None = None
         self.set_std(std)
         if clip is not None and squash is not None:
             raise ValueError("Gaussian: give clip or squash, not both (squashing already bounds samples).")
@@ -67,11 +69,25 @@ class Gaussian(Distribution[NamedArrayTuple]):
         """log std broadcast to the mean's shape, from ``self.std`` or the (bounded) ``dist_info.log_std``."""
         mean = dist_info.mean
         if self.std is not None:
-            return torch.log(self.std.to(mean.device, mean.dtype)).expand_as(mean)
+            return self._fixed_log_std(self.std, mean.device, mean.dtype).expand_as(mean)
         log_std: torch.Tensor = dist_info.log_std
         if self.min_log_std is not None or self.max_log_std is not None:
             log_std = torch.clamp(log_std, min=self.min_log_std, max=self.max_log_std)
         return log_std.expand_as(mean)
+
+    def _fixed_log_std(self, std: torch.Tensor, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
+        """``log(std)`` on ``device``, copied there once per std rather than once per call: on a GPU each
+        blocking copy from the host waits for all queued work (TD3's target noise runs every gradient step)."""
+        cached = self._log_std_cache
+        if cached is not None and cached[0] is std and cached[1] == device and cached[2] == dtype:
+            return cached[3]
+        log_std = torch.log(std.to(device, dtype))
+        self._log_std_cache = (std, device, dtype, log_std)
+        return log_std
+
+    def __getstate__(self) -> dict[str, object]:
+        # The cache may hold a GPU tensor; a pickled copy (a sampler worker's) rebuilds it where it runs.
+        return dict(self.__dict__, _log_std_cache=None)
 
     def _no_squash(self, what: str) -> None:
         if self.squash is not None:

@@ -106,23 +106,27 @@ def numpify_buffer(buffer_: Any) -> Any:
     return buffer_
 
 
-def buffer_to(buffer_: _Buffer, device: torch.device | str | None = None) -> _Buffer:
+def buffer_to(buffer_: _Buffer, device: torch.device | str | None = None, non_blocking: bool = False) -> _Buffer:
     """Move every tensor of a (nested) buffer to ``device``.
 
     Tensors already there and tuples none of whose leaves moved come back as the same objects: an agent
     on the CPU calls this on every step, and rebuilding its namedtuples was most of the cost.
+
+    ``non_blocking=True`` queues host-to-device copies behind the device's pending work instead of waiting
+    for that work to finish (a blocking copy synchronises the stream). Use it only for moves to a GPU: a
+    non-blocking copy to the host may be read before its values arrive.
     """
-    moved: _Buffer = _buffer_to(buffer_, None if device is None else torch.device(device))
+    moved: _Buffer = _buffer_to(buffer_, None if device is None else torch.device(device), non_blocking)
     return moved
 
 
-def _buffer_to(buffer_: Any, device: torch.device | None) -> Any:
+def _buffer_to(buffer_: Any, device: torch.device | None, non_blocking: bool = False) -> Any:
     if isinstance(buffer_, torch.Tensor):
-        return buffer_ if buffer_.device == device else buffer_.to(device)
+        return buffer_ if buffer_.device == device else buffer_.to(device, non_blocking=non_blocking)
     if buffer_ is None:
         return None
     if _is_node(buffer_):
-        moved = [_buffer_to(b, device) for b in buffer_]
+        moved = [_buffer_to(b, device, non_blocking) for b in buffer_]
         if all(m is b for m, b in zip(moved, buffer_)):
             return buffer_
         return _rebuild(buffer_, moved)

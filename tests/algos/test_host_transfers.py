@@ -7,8 +7,11 @@ the code paths are the same as on a GPU, except the gradient clip's, whose CPU s
 (``HOST_DEVICE_TYPES``) the test turns off so that the GPU path runs. ``.numpy()`` is not counted: it
 only works on CPU tensors (``process_returns`` and the sample buffers call it on host data).
 
-The agents' training forwards (``q``, ``target_q``, ``pi``, ``__call__``) return their outputs on the
-CPU, as rlpyt's did; those ``.cpu()`` calls sit in rlrun/agents and are counted apart, not here.
+The replay-based algorithms (SAC, TD3, DDPG, DQN, CategoricalDQN) move each replay batch to the agent's
+device once, and their agents' training forwards (``q``, ``target_q``, ``pi``, ``__call__``, ``target``)
+keep their outputs there, so those agents read nothing back at all. The policy-gradient agents still
+return their training outputs on the CPU, as rlpyt's did; their reads sit in rlrun/agents and are
+counted apart.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import pytest
 import torch
 
 from rlrun.agents.base import BaseAgent
+from rlrun.agents.dqn.catdqn_agent import CatDqnAgent
 from rlrun.agents.dqn.dqn_agent import DqnAgent
 from rlrun.agents.pg.categorical import CategoricalPgAgent
 from rlrun.agents.qpg.ddpg_agent import DdpgAgent
@@ -29,6 +33,7 @@ from rlrun.agents.qpg.sac_agent import SacAgent
 from rlrun.agents.qpg.td3_agent import Td3Agent
 from rlrun.algos import optim
 from rlrun.algos.base import RlAlgorithm
+from rlrun.algos.dqn.cat_dqn import CategoricalDQN
 from rlrun.algos.dqn.dqn import DQN
 from rlrun.algos.opt_info import opt_info_to_host
 from rlrun.algos.pg.a2c import A2C
@@ -79,9 +84,18 @@ SETUPS: dict[str, tuple[Callable[[], BaseAgent], Callable[[], RlAlgorithm[Any]],
         lambda: DQN(prioritized_replay=True, **REPLAY),
         "CartPole-v1",
     ),  # fmt: skip
+    "CatDQN": (
+        lambda: CatDqnAgent(n_atoms=11, model_kwargs=SMALL),
+        lambda: CategoricalDQN(V_min=-5, V_max=5, **REPLAY),
+        "CartPole-v1",
+    ),  # fmt: skip
     "PPO": (lambda: CategoricalPgAgent(model_kwargs=SMALL), lambda: PPO(epochs=2, minibatches=2), "CartPole-v1"),
     "A2C": (lambda: CategoricalPgAgent(model_kwargs=SMALL), lambda: A2C(), "CartPole-v1"),
 }
+
+
+# Their agents' training forwards stay on the device (the algorithm moved the batch there): no reads at all.
+REPLAY_BASED = ("SAC", "TD3", "DDPG", "DQN", "DQN-prioritized", "CatDQN")
 
 
 @pytest.mark.parametrize("name", list(SETUPS))
@@ -108,6 +122,9 @@ def test_at_most_one_host_read_per_gradient_step(name, monkeypatch):
     steps = algo.update_counter - steps_before
     assert steps >= 1
     assert reads["rlrun/"] + reads["other"] <= steps, (name, steps, dict(reads))
+    if name in REPLAY_BASED:
+        assert reads["rlrun/agents"] == 0, (name, steps, dict(reads))
+        assert sum(reads.values()) <= steps, (name, steps, dict(reads))
     # The runner still gets lists of floats, one per gradient step (DDPG's and TD3's policy fields: per policy step).
     assert all(isinstance(value, float) for field in opt_info for value in field)
     assert len(opt_info[0]) >= 1

@@ -42,7 +42,7 @@ class CatDqnAgent(DqnAgent):
     CategoricalDQN's default. Actions are epsilon-greedy on the expected Q ``sum_i p_i z_i``, whose
     argmax does not depend on the support (``z`` is affine in ``V_min`` and ``V_max``), so an agent
     acts the same before and after :meth:`give_V_min_max`. ``__call__`` and ``target`` return the
-    probabilities; ``step`` records them as ``agent_info.p``. Without ``ModelCls`` the agent builds a
+    probabilities on the agent's device (for the loss); ``step`` records them, on the CPU, as ``agent_info.p``. Without ``ModelCls`` the agent builds a
     :class:`CatDqnMlpModel` sized from the env.
     """
 

@@ -186,9 +186,9 @@ class DqnAgent(BaseAgent):
         return self.inputs_to_device((observation, prev_action, prev_reward))
 
     def __call__(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> torch.Tensor:
-        """Q-values ``[..., n_actions]`` on the CPU, with grad."""
+        """Q-values ``[..., n_actions]`` on the agent's device, with grad (training; :meth:`step` acts)."""
         q: torch.Tensor = self.model(*self._inputs(observation, prev_action, prev_reward))
-        return q.cpu()
+        return q
 
     @torch.no_grad()
     def step(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> AgentStep:
@@ -198,9 +198,9 @@ class DqnAgent(BaseAgent):
 
     @torch.no_grad()
     def target(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> torch.Tensor:
-        """Target-network Q-values ``[..., n_actions]`` on the CPU, without grad."""
+        """Target-network Q-values ``[..., n_actions]`` on the agent's device, without grad."""
         q: torch.Tensor = self.target_model(*self._inputs(observation, prev_action, prev_reward))
-        return q.cpu()
+        return q
 
     def update_target(self, tau: float = 1) -> None:
         """Copy the model into the target (``tau=1``) or move it by ``tau`` toward the model (Polyak)."""

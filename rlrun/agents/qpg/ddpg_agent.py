@@ -17,15 +17,15 @@ class DdpgAgent(DeterministicPolicyAgent):
     def q(
         self, observation: torch.Tensor, prev_action: torch.Tensor, prev_reward: torch.Tensor, action: torch.Tensor
     ) -> torch.Tensor:
-        """Q(s, a) ``[B]`` on the CPU, with grad."""
+        """Q(s, a) ``[B]`` on the agent's device, with grad."""
         q: torch.Tensor = self.q_model(*self.model_inputs(observation, prev_action, prev_reward, action))
-        return q.cpu()
+        return q
 
     @torch.no_grad()
     def target_q_at_mu(
         self, observation: torch.Tensor, prev_action: torch.Tensor, prev_reward: torch.Tensor
     ) -> torch.Tensor:
-        """Q'(s, mu'(s)) ``[B]`` from the target networks, on the CPU, without grad."""
+        """Q'(s, mu'(s)) ``[B]`` from the target networks, on the agent's device, without grad."""
         inputs = self.model_inputs(observation, prev_action, prev_reward)
         q: torch.Tensor = self.target_q_model(*inputs, self.target_model(*inputs))
-        return q.cpu()
+        return q

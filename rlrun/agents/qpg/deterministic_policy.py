@@ -86,10 +86,10 @@ class DeterministicPolicyAgent(QpgAgentBase):
     # --- calls -----------------------------------------------------------------------------------
 
     def q_at_mu(self, observation: torch.Tensor, prev_action: torch.Tensor, prev_reward: torch.Tensor) -> torch.Tensor:
-        """Q(s, mu(s)) ``[B]`` on the CPU, with grad through the policy (DDPG's policy objective)."""
+        """Q(s, mu(s)) ``[B]`` on the agent's device, with grad through the policy (DDPG's policy objective)."""
         inputs = self.model_inputs(observation, prev_action, prev_reward)
         q: torch.Tensor = self.q_model(*inputs, self.model(*inputs))
-        return q.cpu()
+        return q
 
     @torch.no_grad()
     def step(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> AgentStep:

@@ -92,27 +92,26 @@ class SacAgent(QpgAgentBase):
     def q(
         self, observation: torch.Tensor, prev_action: torch.Tensor, prev_reward: torch.Tensor, action: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(Q1(s, a), Q2(s, a))``, each ``[B]`` on the CPU, with grad."""
+        """``(Q1(s, a), Q2(s, a))``, each ``[B]`` on the agent's device, with grad."""
         inputs = self.model_inputs(observation, prev_action, prev_reward, action)
-        return self.q1_model(*inputs).cpu(), self.q2_model(*inputs).cpu()
+        return self.q1_model(*inputs), self.q2_model(*inputs)
 
     @torch.no_grad()
     def target_q(
         self, observation: torch.Tensor, prev_action: torch.Tensor, prev_reward: torch.Tensor, action: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(Q1'(s, a), Q2'(s, a))`` from the target critics, on the CPU, without grad."""
+        """``(Q1'(s, a), Q2'(s, a))`` from the target critics, on the agent's device, without grad."""
         inputs = self.model_inputs(observation, prev_action, prev_reward, action)
-        return self.target_q1_model(*inputs).cpu(), self.target_q2_model(*inputs).cpu()
+        return self.target_q1_model(*inputs), self.target_q2_model(*inputs)
 
     def pi(
         self, observation: torch.Tensor, prev_action: torch.Tensor, prev_reward: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor, NamedArrayTuple]:
         """A reparameterised action, its log-likelihood (squashing included) and the policy's
-        ``DistInfoStd``, with grad. The action stays on the agent's device for the critics."""
+        ``DistInfoStd``, with grad, all on the agent's device."""
         mean, log_std = self.model(*self.model_inputs(observation, prev_action, prev_reward))
         dist_info = DistInfoStd(mean=mean, log_std=log_std)
         action, log_pi = self.distribution.sample_loglikelihood(dist_info)
-        log_pi, dist_info = self.outputs_to_cpu((log_pi, dist_info))
         return action, log_pi, dist_info
 
     @torch.no_grad()

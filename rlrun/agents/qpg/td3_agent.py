@@ -70,18 +70,19 @@ class Td3Agent(DeterministicPolicyAgent):
     def q(
         self, observation: torch.Tensor, prev_action: torch.Tensor, prev_reward: torch.Tensor, action: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(Q1(s, a), Q2(s, a))``, each ``[B]`` on the CPU, with grad."""
+        """``(Q1(s, a), Q2(s, a))``, each ``[B]`` on the agent's device, with grad."""
         inputs = self.model_inputs(observation, prev_action, prev_reward, action)
-        return self.q_model(*inputs).cpu(), self.q2_model(*inputs).cpu()
+        return self.q_model(*inputs), self.q2_model(*inputs)
 
     @torch.no_grad()
     def target_q_at_mu(
         self, observation: torch.Tensor, prev_action: torch.Tensor, prev_reward: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(Q1'(s, a~), Q2'(s, a~))`` at the smoothed target action ``a~``, on the CPU, without grad."""
+        """``(Q1'(s, a~), Q2'(s, a~))`` at the smoothed target action ``a~``, on the agent's device, without
+        grad. The smoothing noise is drawn there too (from torch's generator of that device)."""
         inputs = self.model_inputs(observation, prev_action, prev_reward)
         target_action = self.target_distribution.sample(DistInfo(mean=self.target_model(*inputs)))
-        return self.target_q_model(*inputs, target_action).cpu(), self.target_q2_model(*inputs, target_action).cpu()
+        return self.target_q_model(*inputs, target_action), self.target_q2_model(*inputs, target_action)
 
     def update_target(self, tau: float = 1) -> None:
         super().update_target(tau)

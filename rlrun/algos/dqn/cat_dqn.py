@@ -110,7 +110,7 @@ class CategoricalDQN(DQN[OptInfo]):
         """Mean cross-entropy to the projected target distributions over a replay batch ``[batch_B]``
         (each sample weighted by ``is_weights`` when the batch has them), and each sample's KL
         divergence from the target to the online distribution (no grad)."""
-        z = torch.linspace(self.V_min, self.V_max, self.agent.n_atoms)
+        z = torch.linspace(self.V_min, self.V_max, self.agent.n_atoms, device=self.agent.device)
         with torch.no_grad():
             target_ps = self.agent.target(*samples.target_inputs)  # [B, A, P]
             chooser_ps = self.agent(*samples.target_inputs) if self.double_dqn else target_ps

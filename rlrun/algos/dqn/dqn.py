@@ -13,6 +13,7 @@ import torch
 from rlrun.agents.base import BaseAgent, SpaceTensor
 from rlrun.agents.dqn.dqn_agent import DqnAgent
 from rlrun.algos.base import OptInfoTuple, RlAlgorithm
+from rlrun.algos.device import batch_to_device
 from rlrun.algos.opt_info import StepValue, opt_info_to_host
 from rlrun.algos.optim import clip_grad_norm_tensor, make_optimizer, optimizer_parameters
 from rlrun.replays.base import BaseReplayBuffer
@@ -328,7 +329,7 @@ class DQN(RlAlgorithm[DqnAgent], Generic[StepLogT]):
     def train_step(self, opt_info: StepLogT) -> torch.Tensor:
         """One gradient step on a replay batch: the loss, the step, the new priorities, the target copy
         when due, and the step's figures appended to ``opt_info``. Returns the new priorities."""
-        samples_from_replay = self.sample_replay()  # the agent moves its inputs
+        samples_from_replay = self.sample_replay()  # on the agent's device
         loss, td_abs_errors, priorities = self.loss_and_priorities(samples_from_replay)
         self.optimizer.zero_grad()
         torch.autograd.backward(loss)
@@ -352,9 +353,10 @@ class DQN(RlAlgorithm[DqnAgent], Generic[StepLogT]):
         return priorities
 
     def sample_replay(self) -> NamedArrayTuple:
-        """A training batch from the replay: ``batch_size`` transitions."""
+        """A training batch from the replay: ``batch_size`` transitions, on the agent's device (where the
+        agent's Q-values are, so the loss, its targets and importance weights are computed there)."""
         batch: NamedArrayTuple = self.replay_buffer.sample_batch(self.batch_size)
-        return batch
+        return batch_to_device(batch, self.agent.device)
 
     def loss_and_priorities(self, samples: NamedArrayTuple) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``(loss, |TD error| per sample, new priorities)``: DQN's priorities are the ``|TD error|``

@@ -13,6 +13,7 @@ import torch
 from rlrun.agents.base import SpaceTensor
 from rlrun.agents.qpg.base import QpgAgentBase
 from rlrun.algos.base import OptInfoTuple, RlAlgorithm
+from rlrun.algos.device import batch_to_device
 from rlrun.algos.dqn.dqn import SamplesToBuffer, SamplesToBufferTl
 from rlrun.algos.opt_info import StepValue, opt_info_to_host
 from rlrun.algos.optim import clipped_step, fused_adam_kwargs, make_optimizer
@@ -245,12 +246,18 @@ class OffPolicyActorCritic(RlAlgorithm[QpgAgentBase], Generic[OptInfoT]):
         if itr < self.min_itr_learn:
             return opt_info_to_host(opt_info)  # empty lists
         for _ in range(self.updates_per_optimize):
-            samples_from_replay = self.replay_buffer.sample_batch(self.batch_size)
+            samples_from_replay = self.sample_replay()
             self.update_counter += 1
             self.train_step(samples_from_replay, opt_info)
             if self.update_counter % self.target_update_interval == 0:
                 self.agent.update_target(self.target_update_tau)
         return opt_info_to_host(opt_info)  # the steps' figures stayed on the device until now
+
+    def sample_replay(self) -> NamedArrayTuple:
+        """A training batch of ``batch_size`` transitions from the replay, on the agent's device (where the
+        agent's Q-values and actions are, so losses and targets are computed there)."""
+        batch: NamedArrayTuple = self.replay_buffer.sample_batch(self.batch_size)
+        return batch_to_device(batch, self.agent.device)
 
     def empty_opt_info(self) -> OptInfoT:
         """The algorithm's ``OptInfo`` with an empty list per field."""

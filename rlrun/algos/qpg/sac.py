@@ -137,13 +137,14 @@ class SAC(OffPolicyActorCritic[OptInfo]):
         self.q2_optimizer = self.make_optimizer(agent.q2_parameters(), self.learning_rate)
         assert agent.env_spaces is not None  # set by the agent's initialize, which runs before this
         action_dim = int(np.prod(agent.env_spaces.action.shape))
+        device = agent.device  # alpha meets the agent's log-likelihoods in the losses
         if self.fixed_alpha is None:
-            self._log_alpha = torch.zeros(1, requires_grad=True)
+            self._log_alpha = torch.zeros(1, device=device, requires_grad=True)
             self._alpha = torch.exp(self._log_alpha.detach())
             self.alpha_optimizer = self.make_optimizer((self._log_alpha,), self.learning_rate)
         else:
-            self._log_alpha = torch.tensor([math.log(self.fixed_alpha)])
-            self._alpha = torch.tensor([float(self.fixed_alpha)])
+            self._log_alpha = torch.tensor([math.log(self.fixed_alpha)], device=device)
+            self._alpha = torch.tensor([float(self.fixed_alpha)], device=device)
             self.alpha_optimizer = None
         if self.target_entropy == "auto":
             self.target_entropy = -float(action_dim)
@@ -154,7 +155,7 @@ class SAC(OffPolicyActorCritic[OptInfo]):
 
     @property
     def alpha(self) -> float:
-        """The current entropy temperature."""
+        """The current entropy temperature (read back from the agent's device: for logs and tests, not per step)."""
         return float(self._alpha)
 
     def empty_opt_info(self) -> OptInfo:
@@ -209,7 +210,8 @@ class SAC(OffPolicyActorCritic[OptInfo]):
         self, samples: NamedArrayTuple
     ) -> tuple[tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None], tuple[torch.Tensor, ...]]:
         """``((q1_loss, q2_loss, pi_loss, alpha_loss or None), (q1, q2, pi_mean, pi_log_std))`` for a
-        replay batch with leading dim ``[B]``; the second tuple is detached, for logging."""
+        replay batch with leading dim ``[B]`` on the agent's device (:meth:`sample_replay`'s), all on that
+        device; the second tuple is detached, for logging."""
         agent = self.agent
         observation, prev_action, prev_reward = samples.agent_inputs  # the critics take the action after them
         q1, q2 = agent.q(observation, prev_action, prev_reward, samples.action)

@@ -20,6 +20,7 @@ class FixedPolicyAgent:
 
     recurrent = False
     env_spaces = SPACES
+    device = torch.device("cpu")  # where the algorithm keeps alpha and moves its batches (rlpyt's agents have it too)
 
     def __init__(self):
         self.scale = torch.nn.Parameter(torch.ones(1))
