@@ -294,7 +294,9 @@ def check(result: Try, run_dir: Path, args: argparse.Namespace) -> None:
     if itrs != list(range(n_itr)):
         dups = sorted({i for i in itrs if itrs.count(i) > 1})
         missing = sorted(set(range(n_itr)) - set(itrs))
-        result.problems.append(f"progress.csv iterations not 0..{n_itr - 1} once each: duplicated {dups}, missing {missing}")
+        result.problems.append(
+            f"progress.csv iterations not 0..{n_itr - 1} once each: duplicated {dups}, missing {missing}"
+        )
 
 
 def describe(t: Try) -> str:

@@ -27,7 +27,6 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 import torch.distributed as dist
@@ -166,7 +165,7 @@ def round_store(store: dist.Store, rank: int, world_size: int, timeout: float) -
         store.set(f"{ROUND_PREFIX}hello/{rank}", me)
         store.wait([f"{ROUND_PREFIX}welcome/{me}"], datetime.timedelta(seconds=timeout))
         token = store.get(f"{ROUND_PREFIX}welcome/{me}").decode()
-        store.set(f"{ROUND_PREFIX}{token}/ready/{rank}", b"1")
+        store.set(f"{ROUND_PREFIX}{token}/ready/{rank}", "1")
         return dist.PrefixStore(f"{ROUND_PREFIX}{token}/", store)
     token = uuid.uuid4().hex
     answered: dict[int, bytes] = {}
