@@ -9,7 +9,8 @@ machine (``--nnodes 2 --nproc-per-node 1``, c10d rendezvous on 127.0.0.1 at a fr
 SIGKILLed (``--fault kill``) or raises an exception in its next iteration (``--fault raise``). The try
 passes when the job restarts exactly once, the restarted job resumes from the newest checkpoint
 written before the fault, both launchers exit 0, ``progress.csv`` holds every iteration once (its
-counters contiguous, no row duplicated or missing), and no process or /dev/shm entry is left.
+counters contiguous, no row duplicated or missing), and no process of the job, nor a /dev/shm entry
+its processes mapped, is left (entries of other programs on the machine are not the job's).
 
 Printed per try: the outcome, the restarts, the seconds from the fault to the restarted job's first new
 row, and the try's wall time; then a summary. Exits 1 if any try failed. ``--keep`` keeps the run folders.
@@ -98,15 +99,16 @@ def shm_entries() -> set[str]:
         return set()
 
 
-def mapped_by_live_processes(names: set[str]) -> set[str]:
+def shm_mapped_by(pids: list[int]) -> set[str]:
+    """The /dev/shm entries the processes ``pids`` have mapped now."""
     found = set()
-    for pid in psutil.pids():
+    for pid in pids:
         try:
             with open(f"/proc/{pid}/maps") as f:
                 maps = f.read()
         except OSError:
             continue
-        found |= {name for name in names if f"{SHM}/{name}" in maps}
+        found |= set(re.findall(rf"{SHM}/(\S+)", maps))
     return found
 
 
@@ -163,7 +165,6 @@ def run_try(index: int, args: argparse.Namespace, work: Path) -> Try:
             )
         )
     port = free_port()
-    shm_before = shm_entries()
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
     env.pop("TORCH_DISABLE_SHARE_RDZV_TCP_STORE", None)
     nproc = 2 // args.nnodes
@@ -202,6 +203,7 @@ def run_try(index: int, args: argparse.Namespace, work: Path) -> Try:
     seen: dict[int, list[int]] = {}  # rank -> its worker pids, in the order they appeared
     fault_at: float | None = None
     newest_before_restart: int | None = None
+    used_shm: set[str] = set()  # what the job's processes mapped under /dev/shm (neighbours' entries are noise)
     try:
         for node in range(args.nnodes):
             out = open(folder / f"launcher_{node}.log", "wb")
@@ -218,6 +220,7 @@ def run_try(index: int, args: argparse.Namespace, work: Path) -> Try:
                 break
             itrs = checkpoint_itrs(run_dir)
             live = workers_by_rank(launchers)
+            used_shm |= shm_mapped_by([pid for pids in live.values() for pid in pids] + [p.pid for p in launchers])
             for rank, pids in live.items():
                 for pid in pids:
                     if pid not in seen.setdefault(rank, []):
@@ -265,11 +268,8 @@ def run_try(index: int, args: argparse.Namespace, work: Path) -> Try:
     left = [pid for pid in left if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
     if left:
         result.problems.append(f"worker processes left running: {left}")
-    deadline = time.monotonic() + 1.0
-    while (new := shm_entries() - shm_before) and time.monotonic() < deadline:
-        time.sleep(POLL_S)
-    if new := new - mapped_by_live_processes(new):
-        result.problems.append(f"/dev/shm entries left: {sorted(new)}")
+    if left_shm := sorted(used_shm & shm_entries()):
+        result.problems.append(f"/dev/shm entries the job used are left: {left_shm}")
     result.ok = not result.problems
     if not result.ok:
         for node in range(len(launchers)):
