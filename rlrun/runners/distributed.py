@@ -7,7 +7,8 @@ Two launchers:
   on 127.0.0.1 (a free port the OS picks), so several runs on one machine never collide.
 - ``torchrun`` (``"env"`` mode): the launcher starts every rank as its own process and sets
   ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``MASTER_ADDR`` and ``MASTER_PORT``; the group is
-  initialised from those (``init_method="env://"``), on one machine or across machines.
+  initialised from those through the launcher's store (as ``init_method="env://"`` would), on one
+  machine or across machines.
 
 Every collective (gradient averages, the gather of trajectory infos, the rendezvous itself) waits at
 most ``timeout`` seconds, so a rank that is stuck or gone never hangs the others for ever.
