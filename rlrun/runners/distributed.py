@@ -7,26 +7,45 @@ Two launchers:
   on 127.0.0.1 (a free port the OS picks), so several runs on one machine never collide.
 - ``torchrun`` (``"env"`` mode): the launcher starts every rank as its own process and sets
   ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``MASTER_ADDR`` and ``MASTER_PORT``; the group is
-  initialised from those (``init_method="env://"``), on one machine or across machines.
+  initialised from those through the launcher's store (as ``init_method="env://"`` would), on one
+  machine or across machines.
 
 Every collective (gradient averages, the gather of trajectory infos, the rendezvous itself) waits at
 most ``timeout`` seconds, so a rank that is stuck or gone never hangs the others for ever.
+
+Restarts (``torchrun --max-restarts``): the ranks of every attempt meet in a fresh namespace of the
+launcher's store (:func:`round_store`). torchrun keeps one store for the whole job, and gloo's
+rendezvous finds each peer's address under a fixed key in it; without a fresh namespace, a restarted
+rank read the address its killed predecessor had left there and failed with "Connection refused" in
+``connectFullMesh``, or waited for a peer that was looking elsewhere (about half of the restarts).
 """
 
 from __future__ import annotations
 
 import datetime
 import os
+import time
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 import torch.distributed as dist
 
-__all__ = ["TORCHRUN_VARS", "launched_by_torchrun", "LaunchEnv", "launch_env", "choose_backend", "init_group"]
+__all__ = [
+    "TORCHRUN_VARS",
+    "launched_by_torchrun",
+    "LaunchEnv",
+    "launch_env",
+    "choose_backend",
+    "init_group",
+    "launcher_store",
+    "round_store",
+]
 
 TORCHRUN_VARS = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+ROUND_PREFIX = "rlrun/sync_rl/"
+ROUND_POLL_S = 0.02
 
 
 def launched_by_torchrun(environ: Mapping[str, str] | None = None) -> bool:
@@ -99,7 +118,8 @@ def init_group(
     store: dist.Store | None = None,
     cuda_idx: int | None = None,
 ) -> None:
-    """Join the process group: through ``store`` (forked ranks) or the launcher's variables (None).
+    """Join the process group through ``store``: rank 0's (forked ranks), or, None, the launcher's
+    (``MASTER_ADDR``, ``MASTER_PORT``), in a namespace of this attempt's own (:func:`round_store`).
 
     ``timeout`` (seconds) bounds the rendezvous and every collective after it. With NCCL the rank's
     device is made current first, as NCCL's object collectives need.
@@ -110,12 +130,64 @@ def init_group(
         if not torch.cuda.is_available():
             raise RuntimeError("SyncRl: backend 'nccl' needs CUDA, which this torch build does not see; use gloo.")
         torch.cuda.set_device(cuda_idx if cuda_idx is not None else 0)
-    kwargs: dict[str, Any] = dict(timeout=datetime.timedelta(seconds=timeout))
-    if store is not None:
-        kwargs.update(store=store, rank=rank, world_size=world_size)
-    else:
-        kwargs.update(init_method="env://", rank=rank, world_size=world_size)
-    dist.init_process_group(backend, **kwargs)
+    if store is None:
+        store = round_store(launcher_store(rank, world_size, timeout), rank, world_size, timeout)
+    td = datetime.timedelta(seconds=timeout)
+    dist.init_process_group(backend, store=store, rank=rank, world_size=world_size, timeout=td)
+
+
+def launcher_store(rank: int, world_size: int, timeout: float, environ: Mapping[str, str] | None = None) -> dist.Store:
+    """The store a launcher set up at ``MASTER_ADDR:MASTER_PORT``, as ``init_method="env://"`` opens it:
+    a client of the launcher's own store when torchrun shares it (``TORCHELASTIC_USE_AGENT_STORE``), else
+    hosted by rank 0."""
+    environ = os.environ if environ is None else environ
+    host, port = environ["MASTER_ADDR"], int(environ["MASTER_PORT"])
+    td = datetime.timedelta(seconds=timeout)
+    if environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True":
+        return dist.TCPStore(host, port, world_size, is_master=False, timeout=td)
+    return dist.TCPStore(host, port, world_size, is_master=rank == 0, timeout=td, multi_tenant=True)
+
+
+def round_store(store: dist.Store, rank: int, world_size: int, timeout: float) -> dist.PrefixStore:
+    """A namespace of ``store`` that only this attempt's ranks use, agreed on through ``store``.
+
+    Every process of an earlier attempt has exited before torchrun starts the next, but what they wrote
+    stays in its store, so no key shared by all attempts can tell a fresh value from a stale one. So
+    each rank writes a random name of its own under its hello key and waits for the answer under that
+    name, which no earlier process can have written; rank 0 answers whatever hello it finds (a stale
+    one too, harmlessly) with its own random token until each rank confirms under that token. The
+    ranks then share ``<prefix><token>/``.
+    """
+    deadline = time.monotonic() + timeout
+    if world_size == 1:
+        return dist.PrefixStore(f"{ROUND_PREFIX}{uuid.uuid4().hex}/", store)
+    if rank != 0:
+        me = uuid.uuid4().hex
+        store.set(f"{ROUND_PREFIX}hello/{rank}", me)
+        store.wait([f"{ROUND_PREFIX}welcome/{me}"], datetime.timedelta(seconds=timeout))
+        token = store.get(f"{ROUND_PREFIX}welcome/{me}").decode()
+        store.set(f"{ROUND_PREFIX}{token}/ready/{rank}", "1")
+        return dist.PrefixStore(f"{ROUND_PREFIX}{token}/", store)
+    token = uuid.uuid4().hex
+    answered: dict[int, bytes] = {}
+    waiting = set(range(1, world_size))
+    while waiting:
+        for r in sorted(waiting):
+            if store.check([f"{ROUND_PREFIX}{token}/ready/{r}"]):
+                waiting.discard(r)
+            elif store.check([f"{ROUND_PREFIX}hello/{r}"]):
+                hello = store.get(f"{ROUND_PREFIX}hello/{r}")
+                if answered.get(r) != hello:
+                    store.set(f"{ROUND_PREFIX}welcome/{hello.decode()}", token)
+                    answered[r] = hello
+        if waiting and time.monotonic() > deadline:
+            raise RuntimeError(
+                f"SyncRl rank 0: ranks {sorted(waiting)} did not join within {timeout:g} s (the rendezvous timed "
+                "out); the launcher's output says why they did not start."
+            )
+        if waiting:
+            time.sleep(ROUND_POLL_S)
+    return dist.PrefixStore(f"{ROUND_PREFIX}{token}/", store)
 
 
 def open_store(world_size: int, timeout: float, port: int | None = None) -> dist.TCPStore:

@@ -487,3 +487,37 @@ def test_spawn_with_an_unpicklable_env_says_how_to_fix_it():
     runner = a2c_runner(sampler=sampler, n_itr=2, start_method="spawn")
     with pytest.raises(TypeError, match="module level"):
         runner.train()
+
+
+# ---- the rendezvous namespace, in one process ----
+
+
+@pytest.mark.timeout(60)
+def test_each_attempt_meets_in_a_fresh_namespace_whatever_an_earlier_attempt_left_in_the_store():
+    """An earlier attempt's hello keys stay in the launcher's store; rank 0 answers them too, but the
+    ranks of this attempt still agree on one namespace, never an earlier one."""
+    import threading
+
+    import torch.distributed as dist
+
+    from rlrun.runners.distributed import round_store
+
+    server = dist.TCPStore("127.0.0.1", 0, 2, is_master=True, wait_for_workers=False)
+    names = []
+    for _attempt in range(3):
+        stores: dict[int, dist.PrefixStore] = {}
+        client = dist.TCPStore("127.0.0.1", server.port, 2, is_master=False)
+
+        def join_as_rank_1(stores=stores, client=client):
+            stores[1] = round_store(client, 1, 2, 30.0)
+
+        thread = threading.Thread(target=join_as_rank_1)
+        thread.start()
+        stores[0] = round_store(server, 0, 2, 30.0)
+        thread.join(30)
+        stores[0].set("probe", "from rank 0")
+        assert stores[1].get("probe") == b"from rank 0"
+        names.append(stores[0])
+    # Each attempt's namespace starts empty: a key of the attempt before is not in the next one.
+    names[1].set("gloo_address", "stale")
+    assert not names[2].check(["gloo_address"])
