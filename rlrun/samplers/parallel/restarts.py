@@ -36,7 +36,7 @@ class WorkerRestart:
         envs = f"env ranks {list(self.env_ranks)}"
         if self.eval_env_ranks:
             envs += f", eval env ranks {list(self.eval_env_ranks)}"
-        return f"restart {self.count}: worker {self.worker} ({envs}) during {self.during}: {self.cause}"
+        return f"worker {self.worker} ({envs}) during {self.during}: {self.cause}"
 
 
 def last_line(text: str) -> str:
@@ -79,9 +79,8 @@ class RestartLedger:
         )
         self.records.append(restart)
         _log.warning(
-            "Sampler worker %d restarts (%d of worker_restarts=%d): %s. Its envs start new episodes with new "
-            "seeds; the round is collected again.",
-            restart.worker,
+            "Sampler worker restart %d of worker_restarts=%d: %s. It is replaced, its envs start new episodes with "
+            "new seeds, and the round is collected again.",
             restart.count,
             self.limit,
             restart.describe(),
@@ -92,7 +91,7 @@ class RestartLedger:
         """``error`` as the run's end: unchanged when no restart was made, else naming every restart."""
         if not self.records:
             return error
-        made = "\n".join(f"  {r.describe()}" for r in self.records)
+        made = "\n".join(f"  restart {r.count}: {r.describe()}" for r in self.records)
         detail = (
             f"{error.detail}\nThis fault came after all worker_restarts={self.limit} restarts were used:\n{made}\n"
             "Fix the cause above, or raise worker_restarts if these faults are rare and harmless."

@@ -65,7 +65,8 @@ def test_env_raising_mid_batch_restarts_its_worker_and_the_batch_is_collected_ag
     restart = sampler.restarts.records[0]
     assert (restart.worker, restart.env_ranks, restart.during) == (1, (2, 3), "batch 0")
     assert restart.cause == f"RuntimeError: {FAILURE_TEXT} at step 57"
-    assert f"restart 1: worker 1 (env ranks [2, 3]) during batch 0: RuntimeError: {FAILURE_TEXT}" in caplog.text
+    logged = f"restart 1 of worker_restarts=3: worker 1 (env ranks [2, 3]) during batch 0: RuntimeError: {FAILURE_TEXT}"
+    assert logged in caplog.text
     for itr in range(1, 4):  # and it goes on, with nothing more to restart
         samples, _ = sampler.obtain_samples(itr)
         assert_batch_written(samples)
