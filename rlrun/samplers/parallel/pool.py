@@ -112,7 +112,7 @@ class WorkerPool:
         self._target: Callable[..., None] | None = None
         self._args_of: Callable[[int, WorkerEnd], tuple[object, ...]] | None = None
         self._name = "sampler_worker"
-        self._retired: list[BaseProcess] = []  # replaced workers that did not end at SIGKILL (joined at stop)
+        self._retired: list[BaseProcess] = []  # replaced workers (joined and closed at stop)
 
     # ---- starting ----
 
@@ -189,9 +189,7 @@ class WorkerPool:
             _log.error(
                 "Sampler worker %s (pid %s) is still running after SIGKILL; replacing it.", process.name, process.pid
             )
-            self._retired.append(process)
-        else:
-            process.close()
+        self._retired.append(process)  # joined and closed by stop(), with the others
         for conn in (self._commands[rank], self._reports[rank], self._stacks[rank]):
             conn.close()
         self.errors.clear(rank)
@@ -476,9 +474,12 @@ class WorkerPool:
                 deadline = time.monotonic() + wait_s
                 for p in left:
                     p.join(max(0.0, deadline - time.monotonic()))
-            for p in self._retired:  # replaced earlier, not ended by SIGKILL then
+            # Replaced earlier (ended long ago, unless SIGKILL could not end them); one whose replacement failed
+            # to start is still in self.processes too.
+            retired = [p for p in self._retired if p not in self.processes]
+            for p in retired:
                 p.join(KILL_WAIT_S)
-            for p in self.processes + self._retired:
+            for p in self.processes + retired:
                 if p.exitcode is None:
                     _log.error("Sampler worker %s (pid %s) is still running after SIGKILL.", p.name, p.pid)
                 else:
