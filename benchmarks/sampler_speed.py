@@ -44,6 +44,10 @@ per CPU-second used, a rate that load disturbs less. With "other" well above 0 e
 understated, and methods with 16 env processes take a larger share of a contended machine than a
 2-worker sampler.
 
+``--worker-restarts N`` adds, beside each parallel sampler measured, the same sampler built with
+``worker_restarts=N`` (no fault happens), timed in the same rounds, and prints each one's ratio to the
+sampler without restarts: the cost of having restarts on (no target; about 1.00 within noise expected).
+
 ``--check`` exits 1 when a target is missed. With ``--device cpu`` (the issue's targets on 2 cores):
 CpuSampler at >= 0.85 of the ceiling, >= 1.7x SerialSampler, >= 2x AsyncVectorEnv and >= 2x
 SubprocVecEnv (its faster start method); AlternatingSampler >= 0.95x CpuSampler and >= 1.5x
@@ -53,6 +57,7 @@ SerialSampler. With ``--device cuda`` (the GPU machine's goal): GpuSampler and A
     python benchmarks/sampler_speed.py
     python benchmarks/sampler_speed.py --only serial,cpu,alternating --seconds 2
     python benchmarks/sampler_speed.py --device cuda --batch-B 60 --workers 15 --only serial,cpu,gpu,alternating
+    python benchmarks/sampler_speed.py --only cpu,gpu,alternating --worker-restarts 20
 """
 
 from __future__ import annotations
@@ -130,6 +135,15 @@ TARGETS: dict[str, dict[str, float]] = {
     },
 }
 SHORT = {"gpu": "GpuSampler", "alternating": "AlternatingSampler", "alternating_nooverlap": "NoOverlapAlternating"}
+PARALLEL = ("cpu", "cpu_pinned", "cpu_unpinned", *SERVED)  # the samplers that take worker_restarts
+RESTARTS = "+restarts"  # the suffix of a parallel method's twin built with --worker-restarts
+
+
+def label(method: str, args: argparse.Namespace) -> str:
+    """The table's name of ``method`` (its twin with restarts on names their count)."""
+    if method.endswith(RESTARTS):
+        return f"{LABELS[method.removesuffix(RESTARTS)]}, restarts={args.worker_restarts}"
+    return LABELS[method]
 
 
 class GymAtari(gymnasium.Env):
@@ -299,8 +313,11 @@ def served_sampler(method: str, kwargs: dict, workers: int):
 
 
 def sampler_stepper(method: str, args: argparse.Namespace) -> Stepper:
-    """An rlrun sampler collecting batch after batch, as a runner would."""
-    kwargs = dict(
+    """An rlrun sampler collecting batch after batch, as a runner would (``method + RESTARTS``: the same with
+    ``worker_restarts=args.worker_restarts``)."""
+    restarts = method.endswith(RESTARTS)
+    method = method.removesuffix(RESTARTS)
+    kwargs: dict = dict(
         EnvCls=AtariEnv,
         TrajInfoCls=AtariTrajInfo,
         env_kwargs=dict(game=args.game),
@@ -308,6 +325,8 @@ def sampler_stepper(method: str, args: argparse.Namespace) -> Stepper:
         batch_B=args.batch_B,
         max_decorrelation_steps=args.decorrelation_steps,
     )
+    if restarts:
+        kwargs["worker_restarts"] = args.worker_restarts
     torch.manual_seed(0)
     agent = AtariFfAgent()
     if method == "serial":
@@ -378,6 +397,11 @@ def vector_stepper(method: str, args: argparse.Namespace) -> Stepper:
 
 def start(method: str, args: argparse.Namespace) -> Stepper | str:
     """The started ``method``, or a string saying why it is skipped."""
+    if method.endswith(RESTARTS):
+        base = method.removesuffix(RESTARTS)
+        if base.startswith("alternating") and args.batch_B % 2:
+            return f"skipped: it splits the envs into two halves, and --batch-B {args.batch_B} is odd"
+        return sampler_stepper(method, args)
     if method.startswith("cpu") and importlib.util.find_spec(CPU_SAMPLER_MODULE) is None:
         return f"skipped: {CPU_SAMPLER_MODULE} does not exist yet"
     if method in SERVED and importlib.util.find_spec(SERVED_MODULES[method]) is None:
@@ -457,11 +481,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=float, default=1.0, help="seconds each method runs before the rounds")
     parser.add_argument("--only", default=",".join(DEFAULT_METHODS), help=f"comma-separated subset of {METHODS}")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target of --device is missed")
+    parser.add_argument(
+        "--worker-restarts",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also time each parallel sampler with worker_restarts=N (no faults), in the same rounds",
+    )
     args = parser.parse_args(argv)
     methods = [m for m in args.only.split(",") if m]
     unknown = sorted(set(methods) - set(METHODS))
     if unknown:
         parser.error(f"unknown --only method(s) {unknown}; choose from {METHODS}")
+    if args.worker_restarts:
+        methods = [twin for m in methods for twin in ((m, m + RESTARTS) if m in PARALLEL else (m,))]
     try:
         device_type = torch.device(args.device).type
     except RuntimeError as e:
@@ -523,7 +556,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{'method':<32} {'steps/s':>10} {'range':>15} {'ours':>6} {'other':>6} {'per core':>9} {'/ Serial':>9}")
     for method in methods:
         if method in skipped:
-            print(f"{LABELS[method]:<32} {skipped[method]}")
+            print(f"{label(method, args):<32} {skipped[method]}")
             continue
         rates = [rate for rate, _, _ in samples[method]]
         ours = statistics.median(u for _, _, u in samples[method])
@@ -532,7 +565,7 @@ def main(argv: list[str] | None = None) -> int:
         rel = f"{results[method] / results['serial']:9.2f}" if "serial" in results else ""
         per_core = statistics.median(rate / max(u, 1e-9) for rate, _, u in samples[method])
         print(
-            f"{LABELS[method]:<32} {results[method]:>10,.0f} {spread:>15} {ours:>6.2f} {other:>6.2f} "
+            f"{label(method, args):<32} {results[method]:>10,.0f} {spread:>15} {ours:>6.2f} {other:>6.2f} "
             f"{per_core:>9,.0f}{rel}"
         )
     print(f"{'ceiling (' + str(args.workers) + ' cores)':<32} {ceiling:>10,.0f}")
@@ -575,6 +608,13 @@ def main(argv: list[str] | None = None) -> int:
         report(f"{SHORT[method]} / SerialSampler", within_rounds(method, ["serial"]))
     for method in SERVED:
         report(f"{SHORT[method]} / env-only ceiling", to_bound(method, env_only))
+    if args.worker_restarts:
+        print(f"\nworker_restarts={args.worker_restarts} (no faults) / without, in the same rounds (no target):")
+        for method in PARALLEL:
+            report(
+                f"{LABELS[method].removeprefix('rlrun ')}: restarts / without",
+                within_rounds(method + RESTARTS, [method]),
+            )
     if "cpu" in samples:
         # Where the gap to the ceiling lies: splitting the batch makes each agent call smaller (the same
         # weights are read for half the observations), and the rest is the sampler's own cost.

@@ -121,6 +121,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "wandb extra; WANDB_MODE=offline keeps it in the run folder for a later `wandb sync`",
     )  # fmt: skip
     parser.add_argument(
+        "--worker-restarts", type=_non_negative, default=0, metavar="N",
+        help="replace a parallel sampler's worker that crashes, hangs or is stopped, up to N times in the run; the "
+        "batch it was collecting is collected again (progress.csv: WorkerRestarts; docs/parallel_sampling.md) "
+        "(default: 0, the first fault ends the run)",
+    )  # fmt: skip
+    parser.add_argument(
         "--progress-bar", action=argparse.BooleanOptionalAction, default=None,
         help="show the progress bar (default: on a terminal only, or as RLRUN_PROGRESS says)",
     )  # fmt: skip
@@ -198,6 +204,13 @@ def _count(text: str) -> int:
     value = int(float(text))  # 1e6 as well as 1000000
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text} is not a positive number of steps")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a whole number >= 0")
     return value
 
 
@@ -308,6 +321,11 @@ def main(args: argparse.Namespace, write: Callable[[str], object] = print) -> in
             else:
                 write(f"sampler=auto: the layout this run started with, {layout[0]} with {layout[1] or 0} workers")
             sampler, workers = layout
+        if args.worker_restarts:
+            if sampler == "serial":
+                write(f"--worker-restarts {args.worker_restarts}: the serial sampler has no workers to restart; ignored.")  # fmt: skip
+            else:
+                built["sampler"]["worker_restarts"] = args.worker_restarts
         runner = build_runner(
             args.algo, env, built, sampler, recurrent, workers, args.cuda_idx, seed, args.torch_threads
         )

@@ -5,7 +5,7 @@
     optimiser (this process)          sampler process                    copier process
       optimize_agent, throttled  <-   batch itr -> half itr % 2     ->   half -> replay (write lock)
       send_shared_memory()       ->   recv_shared_memory() per batch
-      reads the sampler's reports <-  ("batch", itr, traj_infos), ("eval", ...), ("done", n_itr)
+      reads the sampler's reports <-  ("batch", itr, traj_infos, worker_restarts), ("eval", ...), ("done", n_itr)
 
 The sampler process runs the sampler (and, for parallel samplers, starts its workers below it); one
 copier appends each filled half to the replay, in order, so the replay's n-step windows and frame
@@ -189,7 +189,7 @@ def run_async_sampler(
             traj_infos = sampler.obtain_samples(itr, half)
             ctrl.sample_ready[half].release()
             ctrl.counters[1] = itr + 1
-            reports.send(("batch", itr, traj_infos))
+            reports.send(("batch", itr, traj_infos, sampler.worker_restart_count))
             if schedule.evaluates_after(itr):
                 _evaluate(sampler, itr, reports)
         else:

@@ -166,6 +166,7 @@ class AsyncRlBase(MinibatchRlBase[AgentT]):
         self._reports: Connection | None = None
         self._sampler_done = False
         self._sampler_itrs = 0  # batches the sampler reported
+        self._worker_restarts: int | None = None  # its workers' restarts, as it last reported them
         self._last_progress = time.monotonic()
         self.throttle_itr = 0.0
         self.delta_throttle_itr = 0.0
@@ -253,7 +254,7 @@ class AsyncRlBase(MinibatchRlBase[AgentT]):
         kind = message[0]
         self._last_progress = time.monotonic()
         if kind == "batch":
-            itr, traj_infos = message[1], message[2]
+            itr, traj_infos, self._worker_restarts = message[1], message[2], message[3]
             self._sampler_itrs = itr + 1
             self.diagnostics.add_trajs(traj_infos)
             self.on_batch(itr, traj_infos)
@@ -261,6 +262,10 @@ class AsyncRlBase(MinibatchRlBase[AgentT]):
             self.on_evaluation(message[1], message[2], message[3])
         elif kind == "done":
             self._sampler_done = True
+
+    def worker_restart_count(self) -> int | None:
+        """The sampler process's worker restarts, from its batch reports (its sampler object lives there)."""
+        return self._worker_restarts
 
     # What a row reports (subclasses).
 

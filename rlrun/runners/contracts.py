@@ -18,7 +18,7 @@ that a script pairs an algorithm with an agent it can train.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 import torch
 
@@ -43,6 +43,15 @@ __all__ = [
 # The agent class of a run: what its algorithm trains (runners are generic in it).
 AgentT = TypeVar("AgentT", bound=BaseAgent)
 _AgentT_contra = TypeVar("_AgentT_contra", bound=BaseAgent, contravariant=True)
+
+
+@runtime_checkable
+class RestartsWorkers(Protocol):
+    """A sampler that may replace faulty workers (the parallel samplers' ``worker_restarts``)."""
+
+    @property
+    def worker_restart_count(self) -> int | None:
+        """Restarts made so far; None when restarts are off (then no ``WorkerRestarts`` column is logged)."""
 
 
 class SamplerContract(Protocol):

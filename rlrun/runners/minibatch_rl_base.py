@@ -28,7 +28,7 @@ from rlrun.runners.checkpoint import (
 )
 from rlrun.runners.checkpointer import Checkpointer
 from rlrun.runners.console import Console
-from rlrun.runners.contracts import AgentT, AlgorithmContract, SamplerContract
+from rlrun.runners.contracts import AgentT, AlgorithmContract, RestartsWorkers, SamplerContract
 from rlrun.runners.diagnostics import Diagnostics, traj_info_keys
 from rlrun.runners.interrupt import StopSignals, TrainingInterrupted, interrupted_error
 from rlrun.runners.master_affinity import apply_master_affinity, check_affinity, fit_master_threads_to_workers
@@ -480,6 +480,7 @@ class MinibatchRlBase(BaseRunner, Generic[AgentT]):
             self.save_itr_snapshot(itr)
         columns = self.diagnostics.own_columns(itr, self.algo.update_counter, self.algo.batch_size, eval_time)
         columns.update(self.extra_diagnostics(traj_infos))
+        columns.update(self.worker_restart_columns())
         self._row_itr = itr
         self.diagnostics.record_columns(itr, columns, prefix, self.console_columns)
         self._log_infos(traj_infos)
@@ -488,6 +489,15 @@ class MinibatchRlBase(BaseRunner, Generic[AgentT]):
     def extra_diagnostics(self, traj_infos: Sequence[TrajInfo] | None) -> dict[str, float]:
         """Runner-specific values for the row, recorded after the common ones (under the same prefix)."""
         return self.diagnostics.window_columns() if self.diagnostics.traj_window is not None else {}
+
+    def worker_restart_columns(self) -> dict[str, float]:
+        """``WorkerRestarts``: the sampler's worker restarts so far, for a sampler with ``worker_restarts > 0``."""
+        count = self.worker_restart_count()
+        return {} if count is None else {"WorkerRestarts": count}
+
+    def worker_restart_count(self) -> int | None:
+        sampler = self.sampler
+        return sampler.worker_restart_count if isinstance(sampler, RestartsWorkers) else None
 
     def _log_infos(self, traj_infos: Sequence[TrajInfo] | None = None) -> None:
         """Statistics of each trajectory field (None: the trajectory window) and of each optimiser field."""

@@ -65,3 +65,24 @@ def test_stuck_sampler_is_reported_with_its_stack_after_process_timeout(leak_che
     )
     error = raises_soon(runner, "made no progress for process_timeout=3 s")
     assert "hang_forever" in error.detail  # the sampler process's stack
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("fail_in", ["step", "kill"])
+def test_sampler_worker_with_worker_restarts_is_replaced_and_progress_csv_counts_it(fail_in, tmp_path, leak_check):
+    """Env rank 0 fails at its 40th step (runner seed 0: the sampler's seed is 1, env rank 0's too); its
+    replacement's envs have new seeds, so the run survives with one restart, which progress.csv counts."""
+    from rlrun.utils.logging.context import logger_context
+    from rlrun.utils.plotting import read_progress
+
+    runner = small_runner(
+        AsyncCpuSampler,
+        env_kwargs=dict(fail_in=fail_in, fail_seed=1, fail_step=40),
+        sampler_kwargs=dict(worker_restarts=5),
+    )
+    with logger_context(str(tmp_path), 0, "restarts", {}, override_prefix=True) as run_dir:
+        runner.train()
+    progress = read_progress(run_dir)
+    restarts = progress["Diagnostics/WorkerRestarts"]
+    assert restarts[-1] == 1 and progress["Diagnostics/CumSteps"][-1] >= 2000, progress
+    assert runner.processes is None

@@ -274,3 +274,14 @@ def test_sampler_auto_measures_once_and_a_resumed_run_keeps_the_layout_it_starte
     assert code == 0, out
     assert f"sampler=auto: the layout this run started with, {kind} with {workers or 0} workers" in out
     assert "measured env step" not in out
+
+
+@pytest.mark.timeout(60)
+def test_worker_restarts_option_reaches_the_parallel_sampler_and_progress_csv(tmp_path, capsys):
+    run_dir = train(tmp_path, capsys, "--algo", "a2c", "--sampler", "cpu", "--workers", "1", "--worker-restarts", "3", *DISCRETE)  # fmt: skip
+    with open(os.path.join(run_dir, "progress.csv"), encoding="utf-8") as f:
+        header, *rows = f.read().splitlines()
+    column = header.split(",").index("Diagnostics/WorkerRestarts")
+    assert rows and all(row.split(",")[column] == "0" for row in rows)  # no fault, no restart
+    with open(os.path.join(run_dir, "params.json"), encoding="utf-8") as f:
+        assert json.load(f)["command"]["args"]["worker_restarts"] == 3  # --resume restarts the same way

@@ -159,6 +159,12 @@ class AsyncSamplerBase:
         return self.sampler.eval_max_trajectories
 
     @property
+    def worker_restart_count(self) -> int | None:
+        """The engine's worker restarts so far (in the sampler process); None for an engine without workers
+        or with ``worker_restarts=0``."""
+        return None
+
+    @property
     def double_buffer(self) -> tuple[NamedArrayTuple, ...]:
         """The two ``[T, B]`` numpy buffers (after :meth:`async_initialize`)."""
         if self.buffers is None:

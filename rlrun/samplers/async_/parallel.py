@@ -16,6 +16,11 @@ class AsyncParallelSamplerBase(AsyncSamplerBase):
 
     def __init__(self, sampler: ParallelSamplerBase) -> None:
         super().__init__(sampler, sampler.start_method)
+        self.engine = sampler  # the same object as ``sampler``, typed as the parallel sampler it is
+
+    @property
+    def worker_restart_count(self) -> int | None:
+        return self.engine.worker_restart_count
 
 
 # rlpyt's name (a mixin there), kept for imports and isinstance checks.

@@ -10,6 +10,7 @@ serves the actions exchange step signals in between (:mod:`rlrun.samplers.parall
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import pickle
 import sys
@@ -32,6 +33,7 @@ from rlrun.samplers.collectors import episode_quotas
 from rlrun.samplers.parallel.gpu.serving import ActionServing
 from rlrun.samplers.parallel.pool import DEFAULT_TIMEOUT_S, WorkerLabel, WorkerPool
 from rlrun.samplers.parallel.protocol import Command, CommandKind, SamplerWorkerError
+from rlrun.samplers.parallel.restarts import RestartLedger
 from rlrun.samplers.parallel.worker import SamplerSpec, WorkerSettings, sampling_process
 from rlrun.utils.collections import AttrDict, NamedArrayTuple
 from rlrun.utils.data_model import SamplesBatch
@@ -45,6 +47,7 @@ _log = logging.getLogger(__name__)
 
 START_METHODS = ("fork", "spawn", "forkserver")
 WORKER_SEED_DOMAIN = 0x5EED_0001  # keys the workers' global seeds apart from anything else
+RESTART_SEED_DOMAIN = 0x5EED_0002  # keys the seeds of restarted workers' envs
 EXIT_PRIORITY = 10  # multiprocessing runs finalizers with a priority >= 0 before it joins children at exit
 
 
@@ -68,6 +71,12 @@ class ParallelSamplerBase(BaseSampler):
     worker still busy then becomes a :class:`SamplerWorkerError` that shows its Python stack; at half
     the time a warning logs the same stack. A worker that raises, dies or is stopped is reported
     within seconds whatever this is.
+
+    ``worker_restarts`` (default 0: none) is how many such faults the run survives: the faulty worker
+    is killed and replaced by a new one for the same env ranks, its envs seeded anew (no seed
+    repeats), and the batch or evaluation being collected is dropped and collected again. Each
+    restart is logged, and the fault after the last one ends the run with a
+    :class:`SamplerWorkerError` that names them all. See docs/parallel_sampling.md.
     """
 
     # The parts, chosen by the public classes: where the agent acts (in the workers, or served by the
@@ -81,9 +90,12 @@ class ParallelSamplerBase(BaseSampler):
         *args: Any,
         start_method: str | None = None,
         worker_timeout: float | None = DEFAULT_TIMEOUT_S,
+        worker_restarts: int = 0,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
+        self.restarts = RestartLedger(worker_restarts)  # validates it
+        self.worker_restarts = worker_restarts
         self.start_method = resolve_start_method(start_method)
         if worker_timeout is not None and not float(worker_timeout) > 0:
             raise ValueError(f"worker_timeout must be a positive number of seconds or None, got {worker_timeout!r}.")
@@ -104,6 +116,14 @@ class ParallelSamplerBase(BaseSampler):
         self.agent: BaseAgent
         self.samples_np: NamedArrayTuple
         self.samples_pyt: NamedArrayTuple
+        self._spec: SamplerSpec
+        self._settings: list[WorkerSettings]
+
+    @property
+    def worker_restart_count(self) -> int | None:
+        """Worker restarts made since :meth:`initialize`; None when ``worker_restarts=0`` (the runners log
+        this as the ``WorkerRestarts`` column)."""
+        return self.restarts.count if self.worker_restarts else None
 
     @property
     def workers(self) -> list[BaseProcess]:
@@ -254,14 +274,21 @@ class ParallelSamplerBase(BaseSampler):
         spec = self._sampler_spec(affinity, global_B, seed, traj_info_kwargs)
         settings = self._worker_settings(affinity, seed, n_envs_list)
         labels = [WorkerLabel(s.env_ranks, s.eval_env_ranks) for s in settings]
-        self.pool = pool = WorkerPool(torch_mp.get_context(self.start_method), labels, self.worker_timeout)
+        self._spec, self._settings = spec, settings
+        self.restarts = RestartLedger(self.worker_restarts)  # a budget per run of the workers
+        self.pool = pool = WorkerPool(
+            torch_mp.get_context(self.start_method),
+            labels,
+            self.worker_timeout,
+            restarts=self.restarts if self.worker_restarts else None,
+        )
         # Stops the workers when the sampler is collected or at interpreter exit. multiprocessing's
         # Finalize with an exit priority runs before multiprocessing joins its children at exit; a
         # weakref.finalize made later than some other one would run after that join, which never ends.
         self._finalizer = Finalize(self, pool.stop, exitpriority=EXIT_PRIORITY)
         try:
             try:
-                pool.start(self._target, lambda r, end: (spec, settings[r], end, pool.errors))
+                pool.start(self._target, lambda r, end: (*self._worker_args(r), end, pool.errors))
             except (pickle.PicklingError, AttributeError, TypeError) as e:
                 if self.start_method == "fork":
                     raise
@@ -285,10 +312,25 @@ class ParallelSamplerBase(BaseSampler):
             n_envs_list,
         )
 
+    def _worker_args(self, rank: int) -> tuple[SamplerSpec, WorkerSettings]:
+        """Worker ``rank``'s spec and settings; a restarted worker's envs, agent streams and global RNGs get
+        seeds derived from (seed, sampler rank, worker, restart count), so no restart repeats a seed."""
+        spec, settings = self._spec, self._settings[rank]
+        restarts = self.restarts.restarts_of(rank)
+        if not restarts:
+            return spec, settings
+        seed = derive_seed(self.seed, RESTART_SEED_DOMAIN, self.rank, rank, restarts)
+        worker_seed = derive_seed(seed, WORKER_SEED_DOMAIN, self.rank, rank)
+        return dataclasses.replace(spec, seed=seed), dataclasses.replace(settings, seed=worker_seed)
+
     # ---- rounds ----
 
     def _run_round(self, command: Command) -> list[TrajInfo]:
         """Send ``command`` to every worker and return the TrajInfos they finished, in worker order.
+
+        A round in which workers were lost (and restarts are left) is dropped, whatever the others wrote:
+        the lost workers are replaced and the whole round runs again, so the caller never sees a batch
+        with columns half written or an evaluation cut short.
 
         Anything that goes wrong between the command sent and the last report (a failed worker,
         Ctrl-C) shuts everything down before it propagates: a round opened but not waited for would
@@ -297,13 +339,20 @@ class ParallelSamplerBase(BaseSampler):
         pool = self._running_pool()
         server = self.server
         try:
-            pool.send(command)
-            if server is None:
-                reports = pool.gather_reports()
-            elif command.kind is CommandKind.EVALUATE:
-                reports = server.serve_evaluation(pool, command.itr)
-            else:
-                reports = server.serve_batch(pool, command.itr, self.samples_np)
+            while True:
+                pool.send(command)
+                if server is None:
+                    reports = pool.gather_reports()
+                elif command.kind is CommandKind.EVALUATE:
+                    reports = server.serve_evaluation(pool, command.itr)
+                else:
+                    reports = server.serve_batch(pool, command.itr, self.samples_np)
+                if not pool.down:
+                    break
+                restarted = pool.restart_down()
+                if server is not None:
+                    first = self.rank * self.batch_spec.B  # the global rank of this sampler's row 0
+                    server.restarted([e - first for r in restarted for e in self._settings[r].env_ranks])
         except BaseException:
             self.shutdown()
             raise

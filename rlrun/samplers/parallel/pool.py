@@ -10,6 +10,13 @@ that wait it turns every way a worker can fail into one :class:`SamplerWorkerErr
 - it is stuck: a round or the start-up that outlasts ``timeout`` seconds; the error carries the
   worker's Python stack, and half-way a warning logs the same stack;
 - it broke the step protocol (a lost or doubled step signal).
+
+Given a :class:`~rlrun.samplers.parallel.restarts.RestartLedger` with restarts left, the pool turns
+the first four of those into a restart instead: it kills what is left of the worker, marks it
+:attr:`~WorkerPool.down`, and finishes the round with the others (a down worker owes nothing and is
+sent nothing). The sampler then drops the round, calls :meth:`~WorkerPool.restart_down` and runs the
+round again. A broken step protocol is a bug in a collector, which a restart would only repeat: it
+always ends the run.
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ from rlrun.samplers.parallel.protocol import (
     describe_message,
     encode_actions_ready,
 )
+from rlrun.samplers.parallel.restarts import RestartLedger, last_line
 from rlrun.utils.launching.main_guard import MAIN_GUARD_EXIT_CODE, missing_guard_message
 
 __all__ = ["WorkerPool", "WorkerLabel", "DEFAULT_TIMEOUT_S", "request_stack"]
@@ -57,6 +65,7 @@ STATUS_EVERY_S = 0.5  # how often it asks the OS whether a worker is stopped
 STOPPED_LIMIT_S = 2.0  # a worker stopped this long (while the master ran) is reported
 DEFAULT_TIMEOUT_S = 600.0  # the most one round, or the start-up, may take by default
 STACK_WAIT_S = 1.0  # how long to wait for a worker's stack dump
+KILL_WAIT_S = 2.0  # how long to wait for a faulty worker to end after SIGKILL, before it is replaced
 
 
 @dataclass(frozen=True)
@@ -72,6 +81,7 @@ class WorkerPool:
 
     ``timeout`` (seconds, None for none) bounds the start-up and every round; a worker still busy
     then is reported with its stack. Call :meth:`stop` (safe at any time, more than once) to end it.
+    ``restarts`` (None: none) is the budget of worker restarts; see the module docstring.
     """
 
     def __init__(
@@ -79,9 +89,12 @@ class WorkerPool:
         ctx: Any,  # a multiprocessing context (fork, spawn, forkserver); typeshed's BaseContext has no Process
         labels: Sequence[WorkerLabel],
         timeout: float | None = DEFAULT_TIMEOUT_S,
+        restarts: RestartLedger | None = None,
     ) -> None:
         self.labels = list(labels)
         self.timeout = timeout
+        self.restarts = restarts
+        self.down: dict[int, SamplerWorkerError] = {}  # workers lost since the last restart_down, and why
         self.errors = WorkerErrors(ctx, len(self.labels))
         self.processes: list[BaseProcess] = []
         self._psutil: list[psutil.Process | None] = []
@@ -96,6 +109,10 @@ class WorkerPool:
         self._round_started = time.monotonic()
         self._warned = False
         self._stopped = False
+        self._target: Callable[..., None] | None = None
+        self._args_of: Callable[[int, WorkerEnd], tuple[object, ...]] | None = None
+        self._name = "sampler_worker"
+        self._retired: list[BaseProcess] = []  # replaced workers (joined and closed at stop)
 
     # ---- starting ----
 
@@ -106,29 +123,77 @@ class WorkerPool:
         name: str = "sampler_worker",
     ) -> None:
         """Start one process per label, running ``target(*args_of(rank, end))``; :meth:`wait_started` waits
-        for them (start-up is bounded by ``timeout`` like a round)."""
-        self._round_started, self._starting, self._warned = time.monotonic(), True, False
+        for them (start-up is bounded by ``timeout`` like a round). A replacement worker starts the same
+        way; ``args_of`` is called again then, and may give it other arguments (new seeds)."""
+        self._target, self._args_of, self._name = target, args_of, name
+        self._round, self._round_started, self._starting, self._warned = None, time.monotonic(), True, False
         for rank in range(len(self.labels)):
-            # Made just before its process starts, so workers forked later do not hold this one's ends.
-            end, (commands, reports, stacks) = WorkerEnd.create()
-            process = self._ctx.Process(target=target, args=args_of(rank, end), name=f"{name}_{rank}")
+            self._start_one(rank)
+
+    def _start_one(self, rank: int) -> None:
+        """Start worker ``rank``: a new one, or the replacement of one retired."""
+        assert self._target is not None and self._args_of is not None, "start() first"
+        new = rank == len(self.processes)
+        # Made just before its process starts, so workers forked later do not hold this one's ends.
+        end, (commands, reports, stacks) = WorkerEnd.create()
+        if new:
             self._commands.append(commands)
             self._reports.append(reports)
             self._stacks.append(stacks)
-            try:
-                process.start()
-            finally:
-                end.close()  # the worker's ends belong to the worker alone
+        else:
+            self._commands[rank], self._reports[rank], self._stacks[rank] = commands, reports, stacks
+        try:
+            process = self._ctx.Process(target=self._target, args=self._args_of(rank, end), name=f"{self._name}_{rank}")
+            process.start()
+        finally:
+            end.close()  # the worker's ends belong to the worker alone
+        try:
+            watched: psutil.Process | None = psutil.Process(process.pid)
+        except psutil.Error:
+            watched = None
+        if new:
             self.processes.append(process)
-            try:
-                self._psutil.append(psutil.Process(process.pid))
-            except psutil.Error:
-                self._psutil.append(None)
+            self._psutil.append(watched)
+        else:
+            self.processes[rank], self._psutil[rank] = process, watched
 
     def wait_started(self) -> None:
-        """Wait until every worker built its envs (each sends an empty Report)."""
+        """Wait until every worker built its envs (each sends an empty Report); with restarts left, a worker
+        that fails meanwhile is replaced until every one is up."""
         self.gather_reports()
+        self.restart_down()
         self._starting = False
+
+    def restart_down(self) -> list[int]:
+        """Replace every worker that is :attr:`down` with a new process (``args_of`` gives its arguments) and
+        wait until each has built its envs; returns their ranks. A replacement that fails meanwhile uses
+        another restart, and past the budget raises as any fault does."""
+        restarted: list[int] = []
+        while self.down:
+            ranks = sorted(self.down)
+            self.down.clear()
+            for rank in ranks:
+                self._retire(rank)
+                self._start_one(rank)
+            restarted += [r for r in ranks if r not in restarted]
+            self._round, self._round_started, self._starting, self._warned = None, time.monotonic(), True, False
+            self.gather_reports(ranks)
+        self._starting = False
+        return restarted
+
+    def _retire(self, rank: int) -> None:
+        """Let go of a down worker's process and pipes, and clear its error slot for its replacement."""
+        process = self.processes[rank]
+        process.join(KILL_WAIT_S)
+        if process.exitcode is None:
+            _log.error(
+                "Sampler worker %s (pid %s) is still running after SIGKILL; replacing it.", process.name, process.pid
+            )
+        self._retired.append(process)  # joined and closed by stop(), with the others
+        for conn in (self._commands[rank], self._reports[rank], self._stacks[rank]):
+            conn.close()
+        self.errors.clear(rank)
+        self._actions_sent[rank] = self._observations_seen[rank] = 0
 
     # ---- rounds ----
 
@@ -137,6 +202,8 @@ class WorkerPool:
         self._round, self._round_started, self._warned, self._starting = command, time.monotonic(), False, False
         message = command.encode()
         for rank in self._ranks(ranks):
+            if rank in self.down:
+                continue
             try:
                 self._commands[rank].send_bytes(message)
             except OSError:  # that worker is gone; the next gather reports it
@@ -145,6 +212,8 @@ class WorkerPool:
     def send_actions(self, ranks: Sequence[int] | None = None) -> None:
         """Served rounds: tell workers their actions are in the step buffer."""
         for rank in self._ranks(ranks):
+            if rank in self.down:
+                continue
             try:
                 self._commands[rank].send_bytes(encode_actions_ready(self._actions_sent[rank]))
             except OSError:
@@ -152,26 +221,29 @@ class WorkerPool:
             self._actions_sent[rank] += 1
 
     def gather_reports(self, ranks: Sequence[int] | None = None) -> list[Report]:
-        """Each worker's :class:`Report` for this round, in rank order."""
+        """Each worker's :class:`Report` for this round, in rank order (an empty one for a worker down)."""
         ranks = self._ranks(ranks)
         got = self._gather(ranks, (_REPORT,))
-        return [got[rank][1] for rank in ranks]
+        return [got[rank][1] if rank in got else Report() for rank in ranks]
 
     def gather_observations(self, ranks: Sequence[int] | None = None) -> None:
         """Served rounds: wait until ``ranks`` have written their observations into the step buffer."""
         self._gather(self._ranks(ranks), (_OBSERVATIONS,))
 
     def gather_step_or_report(self, ranks: Sequence[int]) -> dict[int, Report | None]:
-        """Served evaluation: each of ``ranks`` either signals observations (None) or ends with its Report."""
+        """Served evaluation: each of ``ranks`` either signals observations (None) or ends with its Report
+        (an empty one for a worker down)."""
         got = self._gather(list(ranks), (_OBSERVATIONS, _REPORT))
-        return {rank: (value if tag == _REPORT else None) for rank, (tag, value) in got.items()}
+        return {
+            rank: (got[rank][1] if got[rank][0] == _REPORT else None) if rank in got else Report() for rank in ranks
+        }
 
     def _ranks(self, ranks: Sequence[int] | None) -> list[int]:
         return list(range(len(self.labels))) if ranks is None else list(ranks)
 
     def _gather(self, ranks: list[int], expected: tuple[bytes, ...]) -> dict[int, tuple[bytes, Any]]:
         got: dict[int, tuple[bytes, Any]] = {}
-        waiting = {self._reports[r]: r for r in ranks}
+        waiting = {self._reports[r]: r for r in ranks if r not in self.down}
         closed: set[Connection] = set()  # pipes of workers on their way out; their sentinels say more
         stopped_since: dict[int, float] = {}
         last_look = next_status = time.monotonic()
@@ -215,8 +287,10 @@ class WorkerPool:
             self._check_failed(owing)
             if now >= next_status:
                 next_status = now + STATUS_EVERY_S
-                self._check_stopped(owing, stopped_since, now)
-            self._check_time(owing, now)
+                self._check_stopped([r for r in owing if r not in self.down], stopped_since, now)
+            self._check_time([r for r in owing if r not in self.down], now)
+            if self.down:  # faults turned into restarts: those workers owe nothing more this round
+                waiting = {conn: r for conn, r in waiting.items() if r not in self.down}
         return got
 
     # ---- what can go wrong ----
@@ -230,11 +304,15 @@ class WorkerPool:
         return self._round is not None and self._round.kind is CommandKind.EVALUATE
 
     def _check_failed(self, ranks: list[int]) -> None:
-        rank = self.errors.first()
-        if rank is not None:
+        for rank in self.errors.reported():
+            if rank in self.down:
+                continue
             during = " during evaluation" if self._evaluating else ""
-            raise self._error(rank, f"raised an error{during}:\n{self.errors.get(rank)}", self._evaluating)
+            text = self.errors.get(rank) or ""
+            self._fault(self._error(rank, f"raised an error{during}:\n{text}", self._evaluating), last_line(text))
         for rank in ranks:
+            if rank in self.down:
+                continue
             code = self.processes[rank].exitcode
             if code is None:
                 continue
@@ -253,7 +331,8 @@ class WorkerPool:
                     "forkserver, often an argument the child could not unpickle or import, or a main script "
                     'without `if __name__ == "__main__":` around its training code).'
                 )
-            raise self._error(rank, f"stopped unexpectedly with {describe_exitcode(code)}. {why}")
+            what = f"stopped unexpectedly with {describe_exitcode(code)}"
+            self._fault(self._error(rank, f"{what}. {why}"), what)
 
     def _check_stopped(self, ranks: list[int], stopped_since: dict[int, float], now: float) -> None:
         for rank in ranks:
@@ -263,12 +342,13 @@ class WorkerPool:
             since = stopped_since.setdefault(rank, now)
             if now - since >= STOPPED_LIMIT_S:
                 pid = self.processes[rank].pid
-                raise self._error(
+                error = self._error(
                     rank,
                     f"is stopped (process {pid}: SIGSTOP, Ctrl-Z on it alone, or a debugger) and has not run for "
                     f"{now - since:.1f} s, so the batch cannot finish. Resume it with `kill -CONT {pid}` before it "
                     "is reported, or do not stop sampler workers.",
                 )
+                self._fault(error, f"stopped (SIGSTOP or a debugger) for {now - since:.1f} s")
 
     def _is_stopped(self, rank: int) -> bool:
         process = self._psutil[rank]
@@ -299,14 +379,35 @@ class WorkerPool:
                     self.stack_of(rank),
                 )
         if elapsed > self.timeout:
-            rank = ranks[0]
-            raise self._error(
-                rank,
-                f"did not finish {what} within worker_timeout={self.timeout:g} s; it is stuck at:\n"
-                f"{self.stack_of(rank)}\nIf its envs are this slow, raise the sampler's worker_timeout "
-                "(None waits for ever).",
-                self._evaluating,
-            )
+            for rank in ranks:  # every worker still owing is stuck; each is a fault of its own
+                stack = self.stack_of(rank)
+                error = self._error(
+                    rank,
+                    f"did not finish {what} within worker_timeout={self.timeout:g} s; it is stuck at:\n"
+                    f"{stack}\nIf its envs are this slow, raise the sampler's worker_timeout "
+                    "(None waits for ever).",
+                    self._evaluating,
+                )
+                self._fault(error, f"stuck in {what} past worker_timeout={self.timeout:g} s{_innermost_frame(stack)}")
+
+    def _fault(self, error: SamplerWorkerError, cause: str) -> None:
+        """Raise ``error``, or, with a restart left, kill its worker and mark it down instead."""
+        if self.restarts is None or not self.restarts.allows():
+            raise error if self.restarts is None else self.restarts.final_error(error)
+        self.restarts.record(error, self._describe_during(), cause)
+        self.down[error.rank] = error
+        process = self.processes[error.rank]
+        if process.exitcode is None:
+            process.kill()  # also ends a stopped process, and one stuck in native code
+        # The others get a fresh deadline: the time this round lost was the faulty worker's.
+        self._round_started, self._warned = time.monotonic(), False
+
+    def _describe_during(self) -> str:
+        if self._starting:
+            return "start-up"
+        if self._round is None:
+            return "quitting"
+        return f"{'evaluation' if self._evaluating else 'batch'} {self._round.itr}"
 
     def _describe_round(self) -> str:
         if self._starting:
@@ -373,13 +474,26 @@ class WorkerPool:
                 deadline = time.monotonic() + wait_s
                 for p in left:
                     p.join(max(0.0, deadline - time.monotonic()))
-            for p in self.processes:
+            # Replaced earlier (ended long ago, unless SIGKILL could not end them); one whose replacement failed
+            # to start is still in self.processes too.
+            retired = [p for p in self._retired if p not in self.processes]
+            for p in retired:
+                p.join(KILL_WAIT_S)
+            for p in self.processes + retired:
                 if p.exitcode is None:
                     _log.error("Sampler worker %s (pid %s) is still running after SIGKILL.", p.name, p.pid)
                 else:
                     p.close()
             for conn in self._commands + self._reports + self._stacks:
                 conn.close()
+
+
+def _innermost_frame(stack: str) -> str:
+    """`` at File "...", line N in f``: where a faulthandler dump (most recent call first) says a worker is."""
+    for line in stack.splitlines():
+        if line.strip().startswith("File "):
+            return f" at {line.strip()}"
+    return ""
 
 
 def request_stack(pid: int | None, conn: Connection) -> str:

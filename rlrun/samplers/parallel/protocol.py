@@ -191,6 +191,14 @@ class WorkerErrors:
         data: bytes = self._text[start : start + n]
         return data.decode("utf-8", "replace")
 
+    def reported(self) -> list[int]:
+        """The ranks whose slot holds an error, lowest first."""
+        return [rank for rank, n in enumerate(self._lengths) if n]
+
+    def clear(self, rank: int) -> None:
+        """Master: empty ``rank``'s slot, for the worker that replaces the one that failed."""
+        self._lengths[rank] = 0
+
     def first(self) -> int | None:
         """The lowest rank that reported, or None."""
         for rank, n in enumerate(self._lengths):

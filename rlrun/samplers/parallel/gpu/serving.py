@@ -185,6 +185,16 @@ class ActionServing:
                 samples.bootstrap_value[0, group.rows] = numpify_buffer(value)
         return pool.gather_reports()
 
+    def restarted(self, rows: Sequence[int]) -> None:
+        """The workers of these env rows were replaced: their envs start new episodes, so the agent's state
+        for them (a recurrent agent's memory) starts anew too. Their random streams go on, never repeating."""
+        for group in self.groups:
+            mine = [b - group.rows.start for b in rows if group.rows.start <= b < group.rows.stop]
+            if mine:
+                self._use(group.agent_state)
+                for b in mine:
+                    self.agent.reset_one(idx=b)
+
     def _reset_done(self, rows: slice, done: np.ndarray, now: bool) -> None:
         """Reset the agent's per-env state (recurrent agents) for envs done at the previous step; a
         waiting env (wait-reset collectors) only at the start of the batch, when its worker reset it."""
