@@ -70,8 +70,8 @@ CONFIGS: dict[str, dict[str, Any]] = {
             # The critic at 4x the policy's rate (not the Zoo's): RMSprop moves each weight about one
             # learning rate per update, so at 7e-4 the value output climbed about 1 per 1,000 steps towards
             # returns near 100, and for ~50k steps after first solving it explained none of the returns'
-            # variance; the advantages were biased positive and the policy wavered. Seeds 0-2: first solve
-            # 15k/10k/15k steps (was 15k/15k/70k), steady from 45k/35k/35k (was 95k/80k/70k).
+            # variance; the advantages were biased positive and the policy wavered. Held-out seeds 7-9, 200k
+            # steps: first solve 5k/20k/10k (was 15k/35k/10k), evaluations below 400 after it 1/1/3 (9/8/8).
             # (benchmarks/results/2026-12-04-2cpu-vm-cartpole-a2c-after-solving.md)
             value_learning_rate=2.8e-3,
         ),
