@@ -12,8 +12,9 @@ evaluated every ``--eval_every`` steps on 10 whole episodes, one in each of 10 e
 deterministic=True; rlrun: the PG agents' greedy_eval=True, DQN's eps_eval=0.001). rlrun and SB3 take
 turns seed by seed.
 Reported per run: the first evaluated step count with a return >= 475 ("steps to solve") and the
-training wall time up to that evaluation, the final evaluation return, and the whole run's wall time,
-evaluation excluded; per algorithm, the ratios of the median steps and wall times to solve, and of the
+training wall time up to that evaluation, the final evaluation return, the average over the last 20% of the
+evaluations ("last 20%": does the run stay solved, or waver?), and the whole run's wall time, evaluation
+excluded; per algorithm, the ratios of the median steps and wall times to solve, and of the
 mean whole-run wall times (the time per step, which three seeds' solving times measure only coarsely).
 ``--set SECTION.KEY=VALUE`` (sections ``sampler``, ``algo``, ``agent``; the value a Python literal) changes
 rlrun's config for a sweep, as ``rlrun train --set`` does; SB3's settings stay the Zoo's.
@@ -118,6 +119,13 @@ def summarise(result: dict) -> tuple[float | None, float | None, float]:
     return solved, wall, result["curve"][-1][1]
 
 
+def last_fraction_average(result: dict, fraction: float = 0.2) -> float:
+    """The average evaluation return over the evaluations in the last ``fraction`` of the run's steps."""
+    start = result["curve"][-1][0] * (1 - fraction)
+    returns = [r for s, r, _ in result["curve"] if s > start]
+    return statistics.mean(returns)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--algos", nargs="+", default=["ppo", "a2c", "dqn"])
@@ -135,7 +143,8 @@ def main() -> int:
         print(f"rlrun's configs changed by --set: {overrides}")
     runners = {"rlrun": run_rlrun, "sb3": run_sb3}
     print(
-        f"{'algo':7} {'lib':6} {'seed':>4} {'steps to 475':>13} {'wall to 475':>12} {'final return':>13} {'wall (s)':>9}"
+        f"{'algo':7} {'lib':6} {'seed':>4} {'steps to 475':>13} {'wall to 475':>12} {'final return':>13} "
+        f"{'last 20%':>9} {'wall (s)':>9}"
     )
     table: dict[tuple[str, str], list] = {}
     for algo in args.algos:
@@ -146,20 +155,26 @@ def main() -> int:
                 kwargs = dict(overrides=overrides) if lib == "rlrun" else {}
                 result = runners[lib](algo, seed, args.eval_every, args.n_steps, **kwargs)
                 solved, solved_wall, final = summarise(result)
-                table.setdefault((algo, lib), []).append((solved, final, result["wall"], solved_wall))
+                last = last_fraction_average(result)
+                table.setdefault((algo, lib), []).append((solved, final, result["wall"], solved_wall, last))
                 solved_text = "-" if solved is None else f"{int(solved)}"
                 wall_text = "-" if solved_wall is None else f"{solved_wall:.1f}"
                 print(
-                    f"{algo:7} {lib:6} {seed:>4} {solved_text:>13} {wall_text:>12} {final:>13.1f} {result['wall']:>9.1f}",
+                    f"{algo:7} {lib:6} {seed:>4} {solved_text:>13} {wall_text:>12} {final:>13.1f} {last:>9.1f} "
+                    f"{result['wall']:>9.1f}",
                     flush=True,
                 )
         if "sb3" in args.libs and algo not in SB3_ALGOS:
             print(f"{algo:7} {'sb3':6}    - (Stable-Baselines3 has no {algo})")
     print("\nsummary (mean over seeds):")
     for (algo, lib), rows in table.items():
-        n_solved = sum(final >= SOLVED for _, final, _, _ in rows)
-        wall = statistics.mean(w for _, _, w, _ in rows)
-        print(f"{algo:7} {lib:6} final>=475 in {n_solved}/{len(rows)} seeds, mean wall {wall:.1f} s")
+        n_solved = sum(row[1] >= SOLVED for row in rows)
+        n_stayed = sum(row[4] >= 450 for row in rows)
+        wall = statistics.mean(row[2] for row in rows)
+        print(
+            f"{algo:7} {lib:6} final>=475 in {n_solved}/{len(rows)} seeds, last 20% >= 450 in "
+            f"{n_stayed}/{len(rows)}, mean wall {wall:.1f} s"
+        )
     print("\nrlrun / SB3, medians over seeds (a seed that never reached 475 counts as slowest):")
     for algo in args.algos:
         if (algo, "rlrun") in table and (algo, "sb3") in table:

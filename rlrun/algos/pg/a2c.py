@@ -23,7 +23,9 @@ class A2C(PolicyGradientAlgo):
     ``pi_loss = -mean(log pi(a_t|s_t) * A_t)`` with GAE advantages, ``value_loss =
     value_loss_coeff * mean(0.5 * (V(s_t) - R_t)^2)``; gradients clipped to ``clip_grad_norm``.
     ``linear_lr_schedule`` (not in rlpyt's A2C) decays the learning rate linearly to zero over the run, or
-    over ``lr_schedule_steps`` env steps where given.
+    over ``lr_schedule_steps`` env steps where given. ``value_learning_rate`` (not in rlpyt's A2C) trains the
+    value function (the model's ``v`` module) at its own rate, so that the critic can keep up with returns
+    that grow as the policy improves (see docs/algorithms.md); None trains it at ``learning_rate``.
     A recurrent agent runs over the batch's ``T`` steps from the state stored at ``t=0``; steps after an
     env's done are masked out (such agents need a wait-reset collector).
     """
@@ -42,6 +44,7 @@ class A2C(PolicyGradientAlgo):
         normalize_advantage: bool = False,
         linear_lr_schedule: bool = False,
         lr_schedule_steps: int | None = None,
+        value_learning_rate: float | None = None,
     ) -> None:
         super().__init__(
             discount=discount,
@@ -56,6 +59,7 @@ class A2C(PolicyGradientAlgo):
             normalize_advantage=normalize_advantage,
             linear_lr_schedule=linear_lr_schedule,
             lr_schedule_steps=lr_schedule_steps,
+            value_learning_rate=value_learning_rate,
         )
 
     def optimize_agent(

@@ -123,6 +123,20 @@ def normalized(advantage: torch.Tensor, valid: torch.Tensor | None = None) -> to
     return (advantage - adv.mean()) / adv.std(correction=0).clamp(min=1e-6)
 
 
+def value_parameters(agent: BaseAgent) -> list[torch.nn.Parameter]:
+    """The parameters of ``agent.model.v``, the value function of rlrun's actor-critic models (with a
+    shared trunk only the value head: the trunk stays with the policy)."""
+    try:
+        value_module = agent.bare_model.get_submodule("v")
+    except AttributeError:
+        raise ValueError(
+            f"value_learning_rate trains the value function at its own rate, but {type(agent.bare_model).__name__} "
+            "has no submodule 'v' to find it by. Name the value function's module 'v' (as rlrun's actor-critic "
+            "models do), or leave value_learning_rate=None."
+        ) from None
+    return list(value_module.parameters())
+
+
 class PolicyGradientAlgo(RlAlgorithm[BaseAgent]):
     """Base of on-policy actor-critic algorithms; subclasses implement ``optimize_agent``.
 
@@ -150,6 +164,7 @@ class PolicyGradientAlgo(RlAlgorithm[BaseAgent]):
         normalize_advantage: bool,
         linear_lr_schedule: bool = False,
         lr_schedule_steps: int | None = None,
+        value_learning_rate: float | None = None,
     ) -> None:
         if not 0 <= discount <= 1:
             raise ValueError(f"discount must be in [0, 1], got {discount}.")
@@ -178,6 +193,9 @@ class PolicyGradientAlgo(RlAlgorithm[BaseAgent]):
             )
         self.linear_lr_schedule = linear_lr_schedule
         self.lr_schedule_steps = lr_schedule_steps
+        if value_learning_rate is not None and not value_learning_rate > 0:
+            raise ValueError(f"value_learning_rate must be positive or None, got {value_learning_rate!r}.")
+        self.value_learning_rate = value_learning_rate
         self.update_counter = 0
 
     def initialize(
@@ -207,12 +225,26 @@ class PolicyGradientAlgo(RlAlgorithm[BaseAgent]):
         self.optim_initialize(rank)
 
     def optim_initialize(self, rank: int = 0) -> None:
-        self.optimizer = make_optimizer(self.OptimCls, self.agent.parameters(), self.learning_rate, self.optim_kwargs)
+        """One optimiser over the agent's parameters; with ``value_learning_rate``, the value function's
+        (the model's ``v`` module) are a second parameter group at that rate."""
+        if self.value_learning_rate is None:
+            self.optimizer = make_optimizer(
+                self.OptimCls, self.agent.parameters(), self.learning_rate, self.optim_kwargs
+            )
+            self._group_learning_rates = [self.learning_rate]
+        else:
+            value_params = value_parameters(self.agent)
+            value_ids = {id(p) for p in value_params}
+            others = [p for p in self.agent.parameters() if id(p) not in value_ids]
+            self.optimizer = make_optimizer(self.OptimCls, others, self.learning_rate, self.optim_kwargs)
+            self.optimizer.add_param_group(dict(params=value_params, lr=self.value_learning_rate))
+            self._group_learning_rates = [self.learning_rate, self.value_learning_rate]
         if self.initial_optim_state_dict is not None:
             self.optimizer.load_state_dict(self.initial_optim_state_dict)
 
     def decay_learning_rate(self, itr: int) -> float:
-        """Set the learning rate to ``learning_rate * (1 - itr / n_itr)`` and return that fraction.
+        """Set the learning rate to ``learning_rate * (1 - itr / n_itr)`` (and ``value_learning_rate`` by
+        the same fraction) and return that fraction.
 
         With ``lr_schedule_steps`` the schedule reaches zero after that many env steps (all ranks' together)
         instead of at the run's end: a run can stop part way down a longer schedule, as published runs
@@ -224,8 +256,8 @@ class PolicyGradientAlgo(RlAlgorithm[BaseAgent]):
         else:
             horizon = self.lr_schedule_steps / (self.batch_spec.size * self.world_size)
         frac = max(horizon - itr, 0.0) / horizon
-        for group in self.optimizer.param_groups:
-            group["lr"] = self.learning_rate * frac
+        for group, learning_rate in zip(self.optimizer.param_groups, self._group_learning_rates):
+            group["lr"] = learning_rate * frac
         return frac
 
     def agent_inputs(self, samples: SamplesBatch) -> NamedArrayTuple:
