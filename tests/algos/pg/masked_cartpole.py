@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 from rlrun.agents.pg.categorical import RecurrentCategoricalPgAgent
+from rlrun.algos.pg.a2c import A2C
 from rlrun.algos.pg.ppo import PPO
 from rlrun.envs.gym import GymEnvWrapper
 from rlrun.runners.minibatch_rl import MinibatchRlEval
@@ -60,6 +61,18 @@ PPO_KWARGS = dict(
     linear_lr_schedule=True,
 )
 SAMPLER_KWARGS = dict(batch_T=32, batch_B=16)
+# Recurrent A2C for the same task (a learning check, not tuned): PPO's discount, GAE and clipping,
+# one gradient step per batch of 16 envs x 16 steps.
+A2C_KWARGS = dict(
+    discount=0.98,
+    gae_lambda=0.8,
+    learning_rate=1e-3,
+    value_loss_coeff=0.5,
+    entropy_loss_coeff=0.0,
+    clip_grad_norm=0.5,
+    linear_lr_schedule=True,
+)
+A2C_SAMPLER_KWARGS = dict(batch_T=16, batch_B=16)
 
 
 def build_runner(
@@ -74,8 +87,13 @@ def build_runner(
     sampler_kwargs: dict | None = None,
     agent_kwargs: dict | None = None,
     env_kwargs: dict | None = None,
+    algo: str = "ppo",
 ) -> MinibatchRlEval:
-    """A runner training RecurrentCategoricalPgAgent with PPO on masked CartPole, evaluating greedily."""
+    """A runner training RecurrentCategoricalPgAgent with PPO (or ``algo="a2c"``: A2C) on masked CartPole,
+    evaluating greedily; ``ppo_kwargs`` and ``sampler_kwargs`` override the algorithm's settings."""
+    if algo not in ("ppo", "a2c"):
+        raise ValueError(f"algo is 'ppo' or 'a2c', got {algo!r}.")
+    default_sampler_kwargs = SAMPLER_KWARGS if algo == "ppo" else A2C_SAMPLER_KWARGS
     sampler = SamplerCls(
         EnvCls=masked_cartpole,
         env_kwargs=dict(env_kwargs or {}),
@@ -84,10 +102,13 @@ def build_runner(
         eval_n_envs=eval_n_envs,
         eval_max_steps=(eval_episodes // eval_n_envs + 1) * 501 * eval_n_envs,
         eval_max_trajectories=eval_episodes,
-        **{**SAMPLER_KWARGS, **(sampler_kwargs or {})},
+        **{**default_sampler_kwargs, **(sampler_kwargs or {})},
+    )
+    algo_ = (
+        PPO(**{**PPO_KWARGS, **(ppo_kwargs or {})}) if algo == "ppo" else A2C(**{**A2C_KWARGS, **(ppo_kwargs or {})})
     )
     return MinibatchRlEval(
-        algo=PPO(**{**PPO_KWARGS, **(ppo_kwargs or {})}),
+        algo=algo_,
         agent=RecurrentCategoricalPgAgent(greedy_eval=True, **(agent_kwargs or {})),
         sampler=sampler,
         n_steps=n_steps,
