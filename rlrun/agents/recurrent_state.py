@@ -9,6 +9,10 @@
 
 :class:`~rlrun.agents.base.RecurrentAgentMixin` holds a :class:`RecurrentMemory` and forwards the
 agent's calls to it; an agent needs no class of its own to alternate.
+
+:func:`hide_previous_step` is the one episode-start treatment of every recurrent agent (R2D1's, the
+recurrent policy-gradient agents'): at an episode's first step the model sees zeros as the previous
+action and reward, in sampling, evaluation and training alike.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import torch
 
 from rlrun.models.lstm import RecurrentState
 
-__all__ = ["GroupMemory", "ServedGroups", "RecurrentMemory", "zero_batch_entry"]
+__all__ = ["GroupMemory", "ServedGroups", "RecurrentMemory", "zero_batch_entry", "hide_previous_step"]
 
 
 def zero_batch_entry(state: RecurrentState | None, idx: int) -> None:
@@ -31,6 +35,30 @@ def zero_batch_entry(state: RecurrentState | None, idx: int) -> None:
         return
     for s in state:
         zero_batch_entry(s, idx)
+
+
+def hide_previous_step(
+    prev_action: torch.Tensor, prev_reward: torch.Tensor, episode_start: torch.Tensor | None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``prev_action`` and ``prev_reward`` as the model reads them (one-hot or continuous actions
+    ``[..., A]``, or indexes shaped like ``prev_reward``), zeroed at the steps where ``episode_start``
+    (bool, the shape of ``prev_reward``; None for none).
+
+    Why: collectors hand an episode's first step the previous episode's last action and reward (a
+    wait-reset collector, the action of its last filler step), but an evaluation's first episode
+    starts from the null action and reward 0; a model that saw the former in training meets an input
+    it never learned at the start of every evaluation. Zeros ("no action yet, no reward yet") are
+    what every step that starts an episode sees, wherever it runs.
+    """
+    if episode_start is None:
+        return prev_action, prev_reward
+    episode_start = torch.as_tensor(episode_start, dtype=torch.bool)
+    if not bool(episode_start.any()):  # most steps (a CPU mask: no device sync)
+        return prev_action, prev_reward
+    keep = (~episode_start).to(prev_reward.device)
+    prev_reward = prev_reward * keep.to(prev_reward.dtype)
+    keep_action = keep.view(*keep.shape, *([1] * (prev_action.dim() - keep.dim())))
+    return prev_action * keep_action.to(prev_action.dtype), prev_reward
 
 
 @dataclass

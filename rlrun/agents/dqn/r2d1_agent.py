@@ -7,6 +7,7 @@ import torch
 from rlrun.agents.base import AgentStep, RecurrentAgentMixin, SpaceTensor
 from rlrun.agents.dqn.dqn_agent import DqnAgent
 from rlrun.agents.pg.base import rnn_state_to_storage
+from rlrun.agents.recurrent_state import hide_previous_step
 from rlrun.models.dqn.r2d1_mlp import R2d1MlpModel
 from rlrun.models.lstm import RecurrentState
 from rlrun.utils.buffer import buffer_to
@@ -54,20 +55,13 @@ class R2d1AgentBase(DqnAgent):
         episode_start: torch.Tensor | None = None,
     ) -> tuple[SpaceTensor, SpaceTensor, torch.Tensor]:
         """The model's inputs on the agent's device: ``prev_action`` one-hot, and at the steps where
-        ``episode_start`` (bool, the shape of ``prev_reward``) the previous action and reward zeroed.
-
-        Why: collectors hand an episode's first step the previous episode's last action and reward
-        (rlpyt's convention, from the shared buffers), but an evaluation episode's first step gets the
-        null action and reward 0; a model that saw the former in training meets an input it never
-        learned at the start of every evaluation. Zeros ("no action yet, no reward yet") are what both
-        see here, in sampling, evaluation and replayed sequences alike.
+        ``episode_start`` (bool, the shape of ``prev_reward``) the previous action and reward zeroed
+        (:func:`~rlrun.agents.recurrent_state.hide_previous_step`, which says why), in sampling,
+        evaluation and replayed sequences alike.
         """
         observation, prev_action, prev_reward = super()._inputs(observation, prev_action, prev_reward)
-        if episode_start is not None:
-            keep = (~torch.as_tensor(episode_start, dtype=torch.bool)).to(self.device)
-            prev_reward = prev_reward * keep.to(prev_reward.dtype)
-            prev_action = prev_action.mul(keep.unsqueeze(-1).to(prev_action.dtype))  # discrete: a tensor
-        return observation, prev_action, prev_reward
+        assert isinstance(prev_action, torch.Tensor)  # discrete actions, one-hot: a tensor
+        return observation, *hide_previous_step(prev_action, prev_reward, episode_start)
 
     def __call__(  # type: ignore[override]
         self,

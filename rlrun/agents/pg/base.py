@@ -2,18 +2,47 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import torch
 
 from rlrun.models.lstm import RecurrentState
 from rlrun.utils.buffer import buffer_func, buffer_method
 from rlrun.utils.collections import namedarraytuple
 
-__all__ = ["AgentInfo", "AgentInfoRnn", "rnn_state_to_storage", "rnn_state_from_storage"]
+__all__ = [
+    "AgentInfo",
+    "AgentInfoRnn",
+    "AgentInfoRnnStart",
+    "rnn_state_to_storage",
+    "rnn_state_from_storage",
+    "step_episode_start",
+]
 
 # dist_info: the policy's distribution parameters at the step; value: the value estimate V(s_t).
 AgentInfo = namedarraytuple("AgentInfo", ["dist_info", "value"])
 # prev_rnn_state: the recurrent state the step started from, stored batch-first ([B, N, H]).
 AgentInfoRnn = namedarraytuple("AgentInfoRnn", ["dist_info", "value", "prev_rnn_state"])
+# What rlrun's recurrent agents record: AgentInfoRnn's fields, and episode_start: whether the step
+# started an episode (bool), where the model saw zeros as the previous action and reward and the state
+# started from zeros. A2C and PPO replay the batch with the same zeros at the same steps; an agent that
+# records plain AgentInfoRnn is replayed as rlpyt did, with the previous action and reward as stored.
+AgentInfoRnnStart = namedarraytuple("AgentInfoRnnStart", AgentInfoRnn._fields + ("episode_start",))
+
+
+class _EpisodeStarts(Protocol):
+    def episode_starts(self, B: int) -> torch.Tensor | None: ...
+
+
+def step_episode_start(agent: _EpisodeStarts, prev_reward: torch.Tensor) -> torch.Tensor:
+    """Which envs ``agent``'s next step starts an episode for (its :meth:`episode_starts
+    <rlrun.agents.base.RecurrentAgentMixin.episode_starts>`), as a bool tensor shaped like one step's
+    ``prev_reward`` (``[B]``, or a scalar for an unbatched step), on the CPU."""
+    B = prev_reward.shape[0] if prev_reward.dim() else 1
+    starts = agent.episode_starts(B)
+    if starts is None:
+        starts = torch.zeros(B, dtype=torch.bool)
+    return starts if prev_reward.dim() else starts.reshape(())
 
 
 def rnn_state_to_storage(prev_rnn_state: RecurrentState | None, next_rnn_state: RecurrentState) -> RecurrentState:

@@ -9,7 +9,10 @@ import torch
 
 from rlrun.agents.base import AgentStep, BaseAgent, BaseAgentKwargs, RecurrentAgentMixin, SpaceTensor
 from rlrun.agents.env_spaces import EnvModelKwargs, EnvSpacesLike, discrete_action_size, discrete_array_model_kwargs
-from rlrun.agents.pg.base import AgentInfo, AgentInfoRnn, rnn_state_to_storage
+
+# AgentInfoRnn: rlpyt's module had it (its star import gave it); the agents record AgentInfoRnnStart.
+from rlrun.agents.pg.base import AgentInfo, AgentInfoRnn, AgentInfoRnnStart, rnn_state_to_storage, step_episode_start  # noqa: F401
+from rlrun.agents.recurrent_state import hide_previous_step
 from rlrun.distributions.categorical import Categorical, DistInfo
 from rlrun.models.lstm import RecurrentState
 from rlrun.models.pg.mlp import CategoricalPgMlpModel
@@ -137,8 +140,12 @@ class RecurrentCategoricalPgAgentBase(BaseAgent):
     :class:`RnnState <rlrun.models.lstm.RnnState>`; None means zeros). :meth:`step` starts from
     the state kept by :class:`RecurrentAgentMixin`, keeps the next one, and records the state it
     started from in ``agent_info.prev_rnn_state`` (batch-first, ``[B, N, H]``), from which A2C and
-    PPO replay a batch. Without ``ModelCls`` the agent builds a :class:`CategoricalPgLstmModel` sized
-    from the env. ``greedy_eval`` as in :class:`CategoricalPgAgent`.
+    PPO replay a batch. At a step that starts an episode (:meth:`episode_starts`: after a reset) the
+    model sees zeros as the previous action and reward, as R2D1's agent does, in sampling and
+    evaluation; ``agent_info.episode_start`` records those steps, and :meth:`__call__` takes them
+    back (``episode_start``) so that training sees what sampling saw (docs/recurrent_pg.md). Without
+    ``ModelCls`` the agent builds a :class:`CategoricalPgLstmModel` sized from the env.
+    ``greedy_eval`` as in :class:`CategoricalPgAgent`.
     """
 
     recurrent = True
@@ -177,10 +184,17 @@ class RecurrentCategoricalPgAgentBase(BaseAgent):
         prev_action: SpaceTensor,
         prev_reward: torch.Tensor,
         rnn_state: RecurrentState | None,
-    ) -> tuple[SpaceTensor, SpaceTensor, torch.Tensor, RecurrentState | None]:
-        """The model's inputs and ``rnn_state`` on the agent's device, ``prev_action`` one-hot."""
+        episode_start: torch.Tensor | None = None,
+    ) -> tuple[SpaceTensor, torch.Tensor, torch.Tensor, RecurrentState | None]:
+        """The model's inputs and ``rnn_state`` on the agent's device, ``prev_action`` one-hot, and the
+        previous action and reward zeroed where ``episode_start`` (bool, the shape of ``prev_reward``)."""
         prev_action = _encode_prev_action(self, self.distribution, prev_action)
-        return self.inputs_to_device((observation, prev_action, prev_reward, rnn_state))
+        assert isinstance(prev_action, torch.Tensor)  # _encode_prev_action refuses any other
+        observation, prev_action, prev_reward, rnn_state = self.inputs_to_device(
+            (observation, prev_action, prev_reward, rnn_state)
+        )
+        prev_action, prev_reward = hide_previous_step(prev_action, prev_reward, episode_start)
+        return observation, prev_action, prev_reward, rnn_state
 
     @property
     def prev_rnn_state(self) -> RecurrentState | None:
@@ -190,18 +204,27 @@ class RecurrentCategoricalPgAgentBase(BaseAgent):
     def advance_rnn_state(self, new_rnn_state: RecurrentState) -> None:
         """Keep the state a step produced: nothing here; :class:`RecurrentAgentMixin` keeps it."""
 
+    def episode_starts(self, B: int) -> torch.Tensor | None:
+        """Which of the ``B`` envs the next step starts an episode for: none here, as this agent keeps no
+        state; :class:`RecurrentAgentMixin` tracks its resets."""
+        return None
+
     def __call__(
         self,
         observation: SpaceTensor,
         prev_action: SpaceTensor,
         prev_reward: torch.Tensor,
         init_rnn_state: RecurrentState | None = None,
+        episode_start: torch.Tensor | None = None,
     ) -> tuple[DistInfo, torch.Tensor, RecurrentState]:
         """The forward pass over a ``[T, B]`` batch from ``init_rnn_state`` (``[N, B, H]``; None for zeros),
         with grad: ``(DistInfo(prob [T, B, A]), value [T, B])`` on the CPU and the state after the last
-        step, left on the agent's device."""
+        step, left on the agent's device. ``episode_start`` (bool ``[T, B]``, optional; as recorded in
+        ``agent_info.episode_start``): the steps whose previous action and reward the model sees as
+        zeros, as :meth:`step` gave them. The state is not reset inside the batch; A2C and PPO cut the
+        batch where episodes start (:func:`~rlrun.algos.recurrent.run_with_resets`)."""
         pi, value, next_rnn_state = self.model(
-            *self._model_inputs(observation, prev_action, prev_reward, init_rnn_state)
+            *self._model_inputs(observation, prev_action, prev_reward, init_rnn_state, episode_start)
         )
         dist_info, value = self.outputs_to_cpu((DistInfo(prob=pi), value))
         return dist_info, value, next_rnn_state
@@ -209,14 +232,16 @@ class RecurrentCategoricalPgAgentBase(BaseAgent):
     @torch.no_grad()
     def step(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> AgentStep:
         prev_rnn_state = self.prev_rnn_state
+        episode_start = step_episode_start(self, prev_reward)
         pi, value, next_rnn_state = self.model(
-            *self._model_inputs(observation, prev_action, prev_reward, prev_rnn_state)
+            *self._model_inputs(observation, prev_action, prev_reward, prev_rnn_state, episode_start)
         )
         action = _choose(self, self.distribution, pi, self.greedy_eval and self._mode == "eval")
-        agent_info = AgentInfoRnn(
+        agent_info = AgentInfoRnnStart(
             dist_info=DistInfo(prob=pi),
             value=value,
             prev_rnn_state=rnn_state_to_storage(prev_rnn_state, next_rnn_state),
+            episode_start=episode_start,
         )
         action, agent_info = self.outputs_to_cpu((action, agent_info))
         self.advance_rnn_state(next_rnn_state)
@@ -224,9 +249,12 @@ class RecurrentCategoricalPgAgentBase(BaseAgent):
 
     @torch.no_grad()
     def value(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> torch.Tensor:
-        """V(s) ``[B]`` on the CPU from the kept state, which it does not advance (the bootstrap value)."""
-        prev_rnn_state = self.prev_rnn_state
-        _pi, value, _state = self.model(*self._model_inputs(observation, prev_action, prev_reward, prev_rnn_state))
+        """V(s) ``[B]`` on the CPU from the kept state, which it does not advance (the bootstrap value),
+        with the episode-start zeros :meth:`step` would give."""
+        inputs = self._model_inputs(
+            observation, prev_action, prev_reward, self.prev_rnn_state, step_episode_start(self, prev_reward)
+        )
+        _pi, value, _state = self.model(*inputs)
         return value.cpu()
 
 

@@ -11,7 +11,10 @@ from rlrun.agents.env_spaces import (
     continuous_action_size,
     continuous_array_model_kwargs,
 )
-from rlrun.agents.pg.base import AgentInfo, AgentInfoRnn, rnn_state_to_storage
+
+# AgentInfoRnn: rlpyt's module had it (its star import gave it); the agents record AgentInfoRnnStart.
+from rlrun.agents.pg.base import AgentInfo, AgentInfoRnn, AgentInfoRnnStart, rnn_state_to_storage, step_episode_start  # noqa: F401
+from rlrun.agents.recurrent_state import hide_previous_step
 from rlrun.distributions.gaussian import DistInfoStd, Gaussian
 from rlrun.models.lstm import RecurrentState
 from rlrun.models.pg.mujoco_ff_model import MujocoFfModel
@@ -87,7 +90,9 @@ class RecurrentGaussianPgAgentBase(BaseAgent):
     ``(mu, log_std, value, next_rnn_state)``, states ``[N, B, H]`` (None means zeros). State handling
     as in :class:`RecurrentCategoricalPgAgentBase
     <rlrun.agents.pg.categorical.RecurrentCategoricalPgAgentBase>`: ``agent_info.prev_rnn_state``
-    records the state each step started from, batch-first. Without ``ModelCls`` the agent builds a
+    records the state each step started from, batch-first, and at an episode's first step the model
+    sees zeros as the previous action and reward (``agent_info.episode_start`` records those steps;
+    :meth:`__call__` takes them back as ``episode_start``). Without ``ModelCls`` the agent builds a
     :class:`MujocoLstmModel` sized from the env.
     """
 
@@ -118,17 +123,45 @@ class RecurrentGaussianPgAgentBase(BaseAgent):
     def advance_rnn_state(self, new_rnn_state: RecurrentState) -> None:
         """Keep the state a step produced: nothing here; :class:`RecurrentAgentMixin` keeps it."""
 
+    def episode_starts(self, B: int) -> torch.Tensor | None:
+        """Which of the ``B`` envs the next step starts an episode for: none here, as this agent keeps no
+        state; :class:`RecurrentAgentMixin` tracks its resets."""
+        return None
+
+    def _model_inputs(
+        self,
+        observation: SpaceTensor,
+        prev_action: SpaceTensor,
+        prev_reward: torch.Tensor,
+        rnn_state: RecurrentState | None,
+        episode_start: torch.Tensor | None = None,
+    ) -> tuple[SpaceTensor, torch.Tensor, torch.Tensor, RecurrentState | None]:
+        """The model's inputs and ``rnn_state`` on the agent's device, the previous action and reward
+        zeroed where ``episode_start`` (bool, the shape of ``prev_reward``)."""
+        if not isinstance(prev_action, torch.Tensor):
+            raise TypeError(
+                f"{type(self).__name__} takes continuous actions (one vector per env), but prev_action is a "
+                f"{type(prev_action).__name__}. Use an agent for the env's action space."
+            )
+        observation, prev_action, prev_reward, rnn_state = self.inputs_to_device(
+            (observation, prev_action, prev_reward, rnn_state)
+        )
+        prev_action, prev_reward = hide_previous_step(prev_action, prev_reward, episode_start)
+        return observation, prev_action, prev_reward, rnn_state
+
     def __call__(
         self,
         observation: SpaceTensor,
         prev_action: SpaceTensor,
         prev_reward: torch.Tensor,
         init_rnn_state: RecurrentState | None = None,
+        episode_start: torch.Tensor | None = None,
     ) -> tuple[DistInfoStd, torch.Tensor, RecurrentState]:
         """The forward pass over a ``[T, B]`` batch from ``init_rnn_state`` (``[N, B, H]``; None for zeros),
         with grad: ``(DistInfoStd(mean, log_std) [T, B, A], value [T, B])`` on the CPU and the state
-        after the last step, left on the agent's device."""
-        inputs = self.inputs_to_device((observation, prev_action, prev_reward, init_rnn_state))
+        after the last step, left on the agent's device. ``episode_start`` (bool ``[T, B]``, optional):
+        the steps whose previous action and reward the model sees as zeros, as :meth:`step` gave them."""
+        inputs = self._model_inputs(observation, prev_action, prev_reward, init_rnn_state, episode_start)
         mu, log_std, value, next_rnn_state = self.model(*inputs)
         dist_info, value = self.outputs_to_cpu((DistInfoStd(mean=mu, log_std=log_std), value))
         return dist_info, value, next_rnn_state
@@ -136,12 +169,16 @@ class RecurrentGaussianPgAgentBase(BaseAgent):
     @torch.no_grad()
     def step(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> AgentStep:
         prev_rnn_state = self.prev_rnn_state
-        inputs = self.inputs_to_device((observation, prev_action, prev_reward, prev_rnn_state))
+        episode_start = step_episode_start(self, prev_reward)
+        inputs = self._model_inputs(observation, prev_action, prev_reward, prev_rnn_state, episode_start)
         mu, log_std, value, next_rnn_state = self.model(*inputs)
         dist_info = DistInfoStd(mean=mu, log_std=log_std)
         action = _choose(self, self.distribution, dist_info)
-        agent_info = AgentInfoRnn(
-            dist_info=dist_info, value=value, prev_rnn_state=rnn_state_to_storage(prev_rnn_state, next_rnn_state)
+        agent_info = AgentInfoRnnStart(
+            dist_info=dist_info,
+            value=value,
+            prev_rnn_state=rnn_state_to_storage(prev_rnn_state, next_rnn_state),
+            episode_start=episode_start,
         )
         action, agent_info = self.outputs_to_cpu((action, agent_info))
         self.advance_rnn_state(next_rnn_state)
@@ -149,8 +186,11 @@ class RecurrentGaussianPgAgentBase(BaseAgent):
 
     @torch.no_grad()
     def value(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> torch.Tensor:
-        """V(s) ``[B]`` on the CPU from the kept state, which it does not advance (the bootstrap value)."""
-        inputs = self.inputs_to_device((observation, prev_action, prev_reward, self.prev_rnn_state))
+        """V(s) ``[B]`` on the CPU from the kept state, which it does not advance (the bootstrap value),
+        with the episode-start zeros :meth:`step` would give."""
+        inputs = self._model_inputs(
+            observation, prev_action, prev_reward, self.prev_rnn_state, step_episode_start(self, prev_reward)
+        )
         _mu, _log_std, value, _state = self.model(*inputs)
         return value.cpu()
 

@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
 
-from rlrun.agents.base import BaseAgent, SpaceTensor
+from rlrun.agents.base import BaseAgent
 from rlrun.agents.dqn.r2d1_agent import R2d1AgentBase
 from rlrun.algos.dqn.dqn import DQN, SamplesToBuffer, SamplesToBufferTl, is_frame_stack
 from rlrun.algos.opt_info import StepValue
+from rlrun.algos.recurrent import run_with_resets
 from rlrun.models.lstm import RecurrentState
 from rlrun.replays.factory import Prioritized, Sequences, make_replay_buffer
-from rlrun.utils.buffer import buffer_func, buffer_method, buffer_to
+from rlrun.utils.buffer import buffer_method, buffer_to
 from rlrun.utils.collections import NamedArrayTuple, fields_of, namedarraytuple
 from rlrun.utils.data_model import SamplesBatch
 from rlrun.utils.returns import discount_return_n_step, valid_from_done
@@ -67,50 +68,6 @@ def inv_value_rescale(z: torch.Tensor, eps: float) -> torch.Tensor:
     """The inverse of :func:`value_rescale` (a quadratic in ``sqrt(|x| + 1)``, solved in closed form)."""
     root = (torch.sqrt(1 + 4 * eps * (z.abs() + 1 + eps)) - 1) / (2 * eps)
     return torch.sign(z) * (root**2 - 1)
-
-
-def run_with_resets(
-    model: Callable[..., tuple[torch.Tensor, RecurrentState]],
-    observation: SpaceTensor,
-    prev_action: torch.Tensor,
-    prev_reward: torch.Tensor,
-    rnn_state: RecurrentState | None,
-    reset: torch.Tensor,
-    pass_reset: bool = False,
-) -> tuple[torch.Tensor, RecurrentState | None]:
-    """Run a recurrent ``model`` over ``[T, B]`` inputs, starting each sequence's state from zeros at
-    the steps where ``reset[t, b]`` (an episode starts there), as the agent did when sampling.
-
-    The time axis is cut at every step where some sequence resets; each piece is one call of
-    ``model(observation, prev_action, prev_reward, rnn_state) -> (output, rnn_state)`` (with
-    ``pass_reset``, also the piece's ``reset`` rows, for agents that hide the previous episode's last
-    action and reward at an episode's first step, as :class:`~rlrun.agents.dqn.r2d1_agent.R2d1Agent`
-    does), so episodes that end inside a sequence cost a few more calls but no step is wasted or fed
-    the wrong state. Gradients flow through the whole sequence. Returns ``(output [T, B, ...], final
-    state)``.
-    """
-    T = reset.shape[0]
-    cuts = [0, *(torch.nonzero(reset[1:].any(dim=1)).flatten() + 1).tolist(), T]
-    outputs = []
-    for a, b in zip(cuts[:-1], cuts[1:]):
-        rnn_state = _zero_where(rnn_state, reset[a])
-        inputs = (observation[a:b], prev_action[a:b], prev_reward[a:b], rnn_state)
-        out, rnn_state = model(*inputs, reset[a:b]) if pass_reset else model(*inputs)
-        outputs.append(out)
-    return torch.cat(outputs), rnn_state
-
-
-def _zero_where(rnn_state: RecurrentState | None, reset: torch.Tensor) -> RecurrentState | None:
-    """``[N, B, ...]`` states with the columns of ``reset`` (``[B]`` bool) set to zero."""
-    if rnn_state is None or not bool(reset.any()):
-        return rnn_state
-
-    def zero(s: torch.Tensor) -> torch.Tensor:
-        keep = (~reset).to(device=s.device, dtype=s.dtype)
-        return s * keep.view(1, -1, *([1] * (s.dim() - 2)))
-
-    result: RecurrentState | None = buffer_func(rnn_state, zero)
-    return result
 
 
 class R2D1(DQN[OptInfo]):

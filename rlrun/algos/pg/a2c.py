@@ -6,7 +6,6 @@ from typing import Any
 
 import torch
 
-from rlrun.agents.pg.base import rnn_state_from_storage
 from rlrun.algos.base import OptInfoTuple
 from rlrun.algos.opt_info import opt_info_to_host
 from rlrun.algos.optim import clip_grad_norm_tensor, optimizer_parameters
@@ -91,12 +90,10 @@ class A2C(PolicyGradientAlgo):
         rlpyt's ``(loss, entropy, perplexity)``; ``pi_loss`` and ``value_loss`` are attributes."""
         agent_inputs = self.agent_inputs(samples)
         return_, advantage, valid = self.process_returns(samples)
-        if self.agent.recurrent:  # the whole [T, B] batch, from the sampling start state
-            stored_rnn_state = self.initial_rnn_state(samples)
-            assert stored_rnn_state is not None  # initial_rnn_state raises for a recurrent agent without one
-            init_rnn_state = rnn_state_from_storage(stored_rnn_state)
-            # A recurrent agent's __call__ takes the state too; BaseAgent declares the feedforward inputs.
-            dist_info, value, _next_rnn_state = self.agent(*agent_inputs, init_rnn_state)  # type: ignore[call-arg]
+        if self.agent.recurrent:  # the whole [T, B] batch, from the sampling start state, as sampled
+            init_rnn_state = self.initial_rnn_state(samples)
+            assert init_rnn_state is not None  # initial_rnn_state raises for a recurrent agent without one
+            dist_info, value = self.recurrent_forward(agent_inputs, init_rnn_state, self.episode_start(samples))
         else:
             dist_info, value = self.agent(*agent_inputs)
         dist = self.agent.distribution

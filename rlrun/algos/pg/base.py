@@ -7,10 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from rlrun.agents.base import AgentInputs, BaseAgent
+from rlrun.agents.base import AgentInputs, BaseAgent, SpaceTensor
+from rlrun.agents.pg.base import rnn_state_from_storage
 from rlrun.algos.base import RlAlgorithm
 from rlrun.algos.opt_info import StepValue
 from rlrun.algos.optim import make_optimizer
+from rlrun.algos.recurrent import run_with_resets
 from rlrun.distributions.base import Distribution
 from rlrun.models.lstm import RecurrentState
 from rlrun.utils.buffer import buffer_to
@@ -283,6 +285,47 @@ class PolicyGradientAlgo(RlAlgorithm[BaseAgent]):
             raise ValueError(_MISSING_RNN_STATE.format(algo=type(self).__name__, agent=type(self.agent).__name__))
         result: RecurrentState | None = stored[0]
         return result
+
+    def episode_start(self, samples: SamplesBatch) -> torch.Tensor | None:
+        """The steps ``[T, B]`` (bool) at which the agent started an episode when sampling, where it fed
+        its model zeros as the previous action and reward (``agent_info.episode_start``, which rlrun's
+        recurrent agents record); None for an agent that records none (it is replayed as stored)."""
+        if not self.agent.recurrent:
+            return None
+        recorded = optional_field(samples.agent.agent_info, "episode_start")
+        return None if recorded is None else torch.as_tensor(recorded, dtype=torch.bool)
+
+    def recurrent_forward(
+        self, agent_inputs: AgentInputs, init_rnn_state: RecurrentState, episode_start: torch.Tensor | None
+    ) -> tuple[NamedArrayTuple, torch.Tensor]:
+        """``(dist_info, value)`` of a recurrent agent over ``[T, B]`` inputs (with grad), from the state each
+        env's sequence started from (batch-first, as stored: ``[B, N, H]``) and fed as sampling fed it:
+        at the steps of ``episode_start`` the state restarts from zeros and the previous action and
+        reward are zeros (:func:`~rlrun.algos.recurrent.run_with_resets`). Without ``episode_start``
+        (an agent that records none), one pass over the inputs as stored."""
+        state = rnn_state_from_storage(init_rnn_state)
+        if episode_start is None:
+            # A recurrent agent's __call__ takes the state too; BaseAgent declares the feedforward inputs.
+            dist_info, value, _next = self.agent(*agent_inputs, state)  # type: ignore[call-arg]
+            return dist_info, value
+
+        def forward(
+            observation: SpaceTensor,
+            prev_action: SpaceTensor,
+            prev_reward: torch.Tensor,
+            rnn_state: RecurrentState | None,
+            starts: torch.Tensor,
+        ) -> tuple[tuple[NamedArrayTuple, torch.Tensor], RecurrentState]:
+            dist_info, value, next_state = self.agent(  # type: ignore[call-arg]
+                observation, prev_action, prev_reward, rnn_state, episode_start=starts
+            )
+            return (dist_info, value), next_state
+
+        observation, prev_action, prev_reward = agent_inputs
+        (dist_info, value), _final = run_with_resets(
+            forward, observation, prev_action, prev_reward, state, episode_start, pass_reset=True
+        )
+        return dist_info, value
 
     def process_returns(self, samples: SamplesBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """``(return_, advantage, valid)``, each ``[T, B]``, from a sampled batch.

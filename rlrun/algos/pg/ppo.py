@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from rlrun.agents.base import AgentInputs, BaseAgent
-from rlrun.agents.pg.base import rnn_state_from_storage
 from rlrun.algos.base import OptInfoTuple
 from rlrun.algos.opt_info import opt_info_to_host
 from rlrun.algos.optim import clip_grad_norm_tensor, optimizer_parameters
@@ -105,6 +104,8 @@ class PPO(PolicyGradientAlgo):
         self.minibatch_advantage_norm = minibatch_advantage_norm
         self.value_clip = value_clip
         self.current_ratio_clip = ratio_clip  # ratio_clip after the schedule, used by ``loss``
+        # The episode starts of the minibatch optimize_agent trains on (recurrent agents), read by ``loss``.
+        self._minibatch_episode_start: torch.Tensor | None = None
 
     def initialize(
         self,
@@ -155,6 +156,7 @@ class PPO(PolicyGradientAlgo):
         T, B = samples.env.reward.shape[:2]
         init_rnn_state = self.initial_rnn_state(samples)  # [B, N, H]; None for a feedforward agent
         recurrent = init_rnn_state is not None
+        episode_start = self.episode_start(samples)  # [T, B]; None for an agent that records none
         n = B if recurrent else T * B  # a recurrent agent's minibatches are whole sequences: envs, not steps
         mb_size = n // self.minibatches
         old_value = samples.agent.agent_info.value if self.value_clip is not None else None
@@ -174,6 +176,9 @@ class PPO(PolicyGradientAlgo):
                     mb_inputs = mb_inputs._replace(advantage=normalized(mb_inputs.advantage, mb_inputs.valid))
                 if old_value is not None:
                     extra["old_value"] = old_value[:, idxs] if recurrent else old_value[idxs]
+                # Handed to loss() beside its arguments, not as one: a subclass's loss() with rlpyt's
+                # parameters, calling super().loss() without it, still replays the batch as sampled.
+                self._minibatch_episode_start = None if episode_start is None else episode_start[:, idxs]
                 if recurrent:
                     mb_rnn_state = buffer_func(init_rnn_state, operator.getitem, idxs)
                     # Positional, as rlpyt passed it, so subclasses that name the parameter otherwise still run.
@@ -196,6 +201,7 @@ class PPO(PolicyGradientAlgo):
                 opt_info.valueLoss.append(scalar(terms.value_loss))
                 opt_info.approxKl.append(scalar(terms.approx_kl))
                 opt_info.clipFraction.append(scalar(terms.clip_fraction))
+        self._minibatch_episode_start = None
         return opt_info_to_host(opt_info)
 
     def loss(
@@ -208,6 +214,7 @@ class PPO(PolicyGradientAlgo):
         old_dist_info: NamedArrayTuple,
         init_rnn_state: RecurrentState | None = None,
         old_value: torch.Tensor | None = None,
+        episode_start: torch.Tensor | None = None,
     ) -> LossTerms:
         """The PPO loss on one minibatch, clipping the ratio at ``current_ratio_clip``. Unpacks as rlpyt's
         ``(loss, entropy, perplexity)``; the other parts are attributes.
@@ -215,12 +222,14 @@ class PPO(PolicyGradientAlgo):
         A feedforward agent's minibatch has leading dims ``[mb]`` and ``init_rnn_state`` is None. A
         recurrent agent's has ``[T, mb]`` (whole sequences of ``mb`` envs) and ``init_rnn_state`` is
         their state at ``t=0`` as stored, batch-first ``[mb, N, H]`` (rlpyt's convention). ``old_value``, the
-        values recorded when sampling, is given when ``value_clip`` is set."""
+        values recorded when sampling, is given when ``value_clip`` is set. ``episode_start`` ``[T, mb]``:
+        the steps where the recurrent agent started an episode when sampling (``agent_info.episode_start``),
+        where the state restarts and the previous action and reward are zeros, as when sampling; within
+        :meth:`optimize_agent` the minibatch's own by default."""
         if init_rnn_state is not None:
-            # A recurrent agent's __call__ takes the state too; BaseAgent declares the feedforward inputs.
-            dist_info, value, _next_rnn_state = self.agent(  # type: ignore[call-arg]
-                *agent_inputs, rnn_state_from_storage(init_rnn_state)
-            )
+            if episode_start is None:
+                episode_start = self._minibatch_episode_start
+            dist_info, value = self.recurrent_forward(agent_inputs, init_rnn_state, episode_start)
         else:
             dist_info, value = self.agent(*agent_inputs)
         dist = self.agent.distribution

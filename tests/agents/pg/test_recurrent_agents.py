@@ -11,7 +11,7 @@ from rlrun.agents.base import RecurrentAgentMixin
 from rlrun.agents.dqn.atari.atari_r2d1_agent import AtariR2d1Agent, AtariR2d1AlternatingAgent
 from rlrun.agents.dqn.r2d1_agent import R2d1Agent, R2d1AlternatingAgent
 from rlrun.agents.pg.atari import AlternatingAtariLstmAgent, AtariLstmAgent
-from rlrun.agents.pg.base import AgentInfoRnn, rnn_state_from_storage
+from rlrun.agents.pg.base import AgentInfoRnnStart, rnn_state_from_storage
 from rlrun.agents.pg.categorical import (
     AlternatingRecurrentCategoricalPgAgent,
     RecurrentCategoricalPgAgent,
@@ -54,7 +54,8 @@ def test_default_model_is_the_categorical_lstm_sized_from_the_env(agent):
 def test_step_records_the_state_it_started_from_and_keeps_the_next(agent):
     inputs = cartpole_inputs(B)
     first = agent.step(*inputs)
-    assert isinstance(first.agent_info, AgentInfoRnn)
+    assert isinstance(first.agent_info, AgentInfoRnnStart)
+    assert first.agent_info.episode_start.tolist() == [True] * B  # after a reset every env starts
     assert first.action.shape == (B,) and first.agent_info.value.shape == (B,)
     stored = first.agent_info.prev_rnn_state  # batch-first: [B, N, H], zeros after a reset
     assert isinstance(stored, RnnState) and stored.h.shape == (B, 2, H)

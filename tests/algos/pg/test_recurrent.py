@@ -68,10 +68,13 @@ class Run:
         return samples
 
     def replay(self, samples):
-        """The algorithm's forward pass over the whole batch from the stored batch-start state."""
+        """The agent's forward pass over the whole batch from the stored batch-start state, with the
+        episode starts it recorded (wait-reset batches start episodes at t=0 only)."""
         init_rnn_state = rnn_state_from_storage(self.algo.initial_rnn_state(samples))
+        episode_start = self.algo.episode_start(samples)
+        assert not episode_start[1:].any()
         with torch.no_grad():
-            return self.agent(*self.algo.agent_inputs(samples), init_rnn_state)
+            return self.agent(*self.algo.agent_inputs(samples), init_rnn_state, episode_start=episode_start)
 
 
 @pytest.fixture
@@ -101,6 +104,7 @@ def test_the_training_forward_reproduces_sampling_from_the_stored_state(runs, sa
         # Each env starts from the state it ended the last batch with, or from zeros where it was reset.
         start_norm = samples.agent.agent_info.prev_rnn_state.h[0].flatten(1).abs().sum(1)
         assert torch.equal(start_norm == 0, was_done)
+        assert torch.equal(samples.agent.agent_info.episode_start[0], was_done)  # where the model saw zeros
         if itr:
             carried, reset = carried + int((~was_done).sum()), reset + int(was_done.sum())
         was_done = samples.env.done[-1].clone()
