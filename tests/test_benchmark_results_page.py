@@ -1,0 +1,146 @@
+"""benchmarks/results_page.py: the table's arithmetic on a tiny fixture, the plots drawn by `rlrun plot`, and
+docs/results.md holding the rows the committed curves give (so each number on the page traces to a file)."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "benchmarks" / "results_page.py"
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("results_page", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["results_page"] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def write_curve(folder: Path, rows: list[tuple[int, float, float]], **params) -> None:
+    folder.mkdir(parents=True)
+    with open(folder / "progress.csv", "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["CumSteps", "CumTrainTime", "ReturnAverage"])
+        writer.writerows(rows)
+    (folder / "params.json").write_text(json.dumps(params))
+
+
+# Three seeds of a CartPole-like run, evaluated every 1,000 steps. Seed 0's evaluation before training
+# reads 480 (it must not count as solving); seed 2 never reaches 475.
+FIXTURE = {
+    0: [(0, 0.0, 480.0), (1000, 1.0, 100.0), (2000, 2.0, 490.0), (3000, 3.0, 500.0)],
+    1: [(0, 0.0, 20.0), (1000, 1.5, 475.0), (2000, 3.0, 300.0), (3000, 4.5, 400.0)],
+    2: [(0, 0.0, 20.0), (1000, 2.0, 50.0), (2000, 4.0, 200.0), (3000, 6.0, 300.0)],
+}
+
+
+@pytest.mark.timeout(30)
+def test_first_crossing_skips_the_evaluation_before_training_and_takes_the_first_at_or_above():
+    page = load_script()
+    assert page.first_crossing(FIXTURE[0], 475.0) == (2000, 2.0)
+    assert page.first_crossing(FIXTURE[1], 475.0) == (1000, 1.5)  # exactly at the threshold counts
+    assert page.first_crossing(FIXTURE[2], 475.0) is None
+
+
+@pytest.mark.timeout(30)
+def test_summarize_gives_final_mean_spread_and_medians_only_when_every_seed_got_there():
+    page = load_script()
+    row = page.summarize(FIXTURE, 475.0)
+    assert row.seeds == (0, 1, 2)
+    assert row.budget == 3000
+    assert row.final_mean == pytest.approx(400.0)
+    assert row.final_std == pytest.approx(100.0)  # sample std of 500, 400, 300
+    assert (row.final_min, row.final_max) == (300.0, 500.0)
+    assert row.n_reached == 2
+    assert row.median_steps_to_threshold is None  # seed 2 never solved: no median of the others
+    assert row.median_wall == pytest.approx(4.5)
+
+    solved = page.summarize({0: FIXTURE[0], 1: FIXTURE[1]}, 475.0)
+    assert solved.median_steps_to_threshold == pytest.approx(1500.0)
+    assert solved.median_wall_to_threshold == pytest.approx(1.75)
+
+    with pytest.raises(ValueError, match="at least one seed"):
+        page.summarize({}, 475.0)
+
+
+@pytest.mark.timeout(30)
+def test_the_table_row_reads_the_curve_folders_and_names_its_source_and_load(tmp_path):
+    page = load_script()
+    pair = page.Pair("CartPole-v1", "ppo", 3000, 1000, 475.0)
+    for seed, rows in FIXTURE.items():
+        write_curve(
+            tmp_path / "CartPole-v1-ppo" / f"seed{seed}",
+            rows,
+            name=f"ppo seed {seed}",
+            load_average_before=[2.0 + seed, 1.0, 1.0],
+            load_average_after=[5.4, 1.0, 1.0],
+        )
+    header, rule, row = page.table(str(tmp_path), [pair])
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    assert header.count("|") == rule.count("|") == row.count("|")
+    assert cells[:6] == [
+        "CartPole-v1",
+        "ppo",
+        "0, 1, 2",
+        "3,000 steps",
+        "400.0 ± 100.0 (300.0 to 500.0)",
+        "475: 2/3, -",
+    ]
+    assert cells[6] == "- (4 s)"
+    assert cells[7] == "2-core VM, shared: load 2-5"
+    assert cells[8].endswith("CartPole-v1-ppo/`")
+
+
+@pytest.mark.timeout(120)
+def test_the_plot_command_draws_every_seed_with_rlrun_plot(tmp_path):
+    page = load_script()
+    for seed in (0, 1):
+        write_curve(tmp_path / "curves" / "CartPole-v1-ppo" / f"seed{seed}", FIXTURE[seed], name=f"ppo seed {seed}")
+    (command,) = page.plot_commands(str(tmp_path / "curves"), str(tmp_path / "img"))
+    assert command[1:4] == ["-m", "rlrun", "plot"]
+    result = page.run_plot(command)
+    out = tmp_path / "img" / "cartpole-v1-ppo.png"
+    assert out.stat().st_size > 10_000
+    assert "ppo seed 0 (1 run), ppo seed 1 (1 run)" in result  # one curve per seed, named by its params.json
+
+
+def _report_table(report: Path) -> list[tuple[int, float, float]]:
+    """(frames, wall minutes, return) rows of a Pong report's table."""
+    rows = []
+    for line in report.read_text().splitlines():
+        match = re.fullmatch(r"\| ([\d.]+)M \| ([\d.]+) \| ([+-]?[\d.]+) \|", line.strip())
+        if match:
+            rows.append((round(float(match[1]) * 1e6), float(match[2]), float(match[3])))
+    return rows
+
+
+@pytest.mark.timeout(30)
+def test_the_transcribed_pong_curves_are_their_reports_tables():
+    page = load_script()
+    transcribed = [pair for pair in page.PAIRS.values() if pair.report]
+    assert transcribed
+    for pair in transcribed:
+        report_rows = _report_table(ROOT / pair.report)
+        assert len(report_rows) >= 10
+        curve = page.read_curve(page.curve_dir(pair.env, pair.algo, 0), pair.x)
+        assert [(int(x), round(wall / 60, 1), ret) for x, wall, ret in curve] == report_rows
+
+
+@pytest.mark.timeout(60)
+def test_the_results_page_holds_the_rows_the_committed_curves_give():
+    page = load_script()
+    text = (ROOT / "docs" / "results.md").read_text()
+    for line in page.table():
+        assert line in text, f"docs/results.md lacks this row of `python benchmarks/results_page.py table`:\n{line}"
+    for command in page.plot_commands():
+        image = Path(command[command.index("-o") + 1])
+        assert image.is_file(), f"{image} is missing: `python benchmarks/results_page.py plots` draws it"
+        assert f"img/results/{image.name}" in text
