@@ -128,6 +128,7 @@ class CategoricalPgAgent(BaseAgent):
     @torch.no_grad()
     def value(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> torch.Tensor:
         """V(s) ``[B]`` on the CPU without grad, e.g. the bootstrap value after a batch's last step."""
+        value: torch.Tensor  # the model is an nn.Module, whose outputs mypy sees as Any
         _pi, value = self.model(*self._model_inputs(observation, prev_action, prev_reward))
         return value.cpu()
 
@@ -254,6 +255,7 @@ class RecurrentCategoricalPgAgentBase(BaseAgent):
         inputs = self._model_inputs(
             observation, prev_action, prev_reward, self.prev_rnn_state, step_episode_start(self, prev_reward)
         )
+        value: torch.Tensor  # the model is an nn.Module, whose outputs mypy sees as Any
         _pi, value, _state = self.model(*inputs)
         return value.cpu()
 

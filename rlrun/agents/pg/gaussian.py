@@ -79,6 +79,7 @@ class GaussianPgAgent(BaseAgent):
     @torch.no_grad()
     def value(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> torch.Tensor:
         """V(s) ``[B]`` on the CPU without grad, e.g. the bootstrap value after a batch's last step."""
+        value: torch.Tensor  # the model is an nn.Module, whose outputs mypy sees as Any
         _mu, _log_std, value = self.model(*self.inputs_to_device((observation, prev_action, prev_reward)))
         return value.cpu()
 
@@ -191,6 +192,7 @@ class RecurrentGaussianPgAgentBase(BaseAgent):
         inputs = self._model_inputs(
             observation, prev_action, prev_reward, self.prev_rnn_state, step_episode_start(self, prev_reward)
         )
+        value: torch.Tensor  # the model is an nn.Module, whose outputs mypy sees as Any
         _mu, _log_std, value, _state = self.model(*inputs)
         return value.cpu()
 
