@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import signal
+import socket
 import time
 
 import gymnasium
@@ -144,3 +145,28 @@ def a2c_runner(sampler=None, n_itr: int = 5, RunnerCls=CheckedSyncRl, n_ranks: i
     return RunnerCls(
         algo=A2C(learning_rate=3e-3), agent=CategoricalPgAgent(), sampler=sampler, n_steps=n_steps, seed=seed, **kwargs
     )
+
+
+# A SyncRl script for torchrun: each rank trains A2C for 4 iterations and writes its parameter digests to
+# <out_dir>/rank_<rank>.json. Fill in with .format(helpers=..., log_dir=..., out_dir=..., name=...).
+RANK_DIGESTS_SCRIPT = """
+import json, os, sys
+sys.path.insert(0, {helpers!r})
+from sync_rl_helpers import a2c_runner
+from rlrun.utils.logging.context import logger_context
+
+if __name__ == "__main__":
+    runner = a2c_runner(n_itr=4, affinity=dict(master_torch_threads=1, set_affinity=False))
+    with logger_context({log_dir!r}, 0, {name!r}, override_prefix=True):
+        runner.train()
+    out = dict(rank=runner.rank, world_size=runner.world_size, digests=runner.param_digests)
+    with open(os.path.join({out_dir!r}, f"rank_{{runner.rank}}.json"), "w") as f:
+        json.dump(out, f)
+"""
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now (for a rendezvous endpoint)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

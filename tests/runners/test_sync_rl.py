@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -22,12 +21,14 @@ sys.path.insert(0, str(HERE.parent / "samplers" / "parallel"))
 from parallel_helpers import LeakCheck  # noqa: E402
 from sync_rl_helpers import (  # noqa: E402
     FAILURE_TEXT,
+    RANK_DIGESTS_SCRIPT,
     CheckedSyncRl,
     RankFaultyCartPole,
     a2c_runner,
     affinities,
     cpu_affinities,
     cpu_sampler,
+    free_port,
     params_digest,
     serial_sampler,
 )
@@ -266,33 +267,14 @@ def test_a_two_rank_run_resumes_from_rank_0s_checkpoint(tmp_path):
 
 # ---- torchrun ----
 
-TORCHRUN_SCRIPT = """
-import json, os, sys
-sys.path.insert(0, {helpers!r})
-from sync_rl_helpers import CheckedSyncRl, a2c_runner, params_digest
-from rlrun.utils.logging.context import logger_context
-
-if __name__ == "__main__":
-    runner = a2c_runner(n_itr=4, affinity=dict(master_torch_threads=1, set_affinity=False))
-    with logger_context({log_dir!r}, 0, "torchrun", override_prefix=True):
-        runner.train()
-    out = dict(rank=runner.rank, world_size=runner.world_size, digests=runner.param_digests)
-    with open(os.path.join({out_dir!r}, f"rank_{{runner.rank}}.json"), "w") as f:
-        json.dump(out, f)
-"""
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 @pytest.mark.integration
 def test_torchrun_starts_two_ranks_of_a_sync_rl_script(tmp_path):
     script = tmp_path / "train.py"
     log_dir = tmp_path / "logs"
-    script.write_text(TORCHRUN_SCRIPT.format(helpers=str(HERE), log_dir=str(log_dir), out_dir=str(tmp_path)))
+    script.write_text(
+        RANK_DIGESTS_SCRIPT.format(helpers=str(HERE), log_dir=str(log_dir), out_dir=str(tmp_path), name="torchrun")
+    )
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
     cmd = [
         sys.executable,
@@ -303,7 +285,7 @@ def test_torchrun_starts_two_ranks_of_a_sync_rl_script(tmp_path):
         "--master_addr",
         "127.0.0.1",
         "--master_port",
-        str(_free_port()),
+        str(free_port()),
         str(script),
     ]
     result = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=80, cwd=tmp_path)
@@ -332,7 +314,7 @@ def test_torchrun_reports_a_failing_rank_and_stops_the_other(tmp_path):
         "--master_addr",
         "127.0.0.1",
         "--master_port",
-        str(_free_port()),
+        str(free_port()),
         str(script),
     ]
     start = time.monotonic()

@@ -8,7 +8,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -22,27 +21,9 @@ HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
 BENCHMARK = ROOT / "benchmarks" / "elastic_restart.py"
 ENV = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+sys.path.insert(0, str(HERE))
 
-TWO_NODE_SCRIPT = """
-import json, os, sys
-sys.path.insert(0, {helpers!r})
-from sync_rl_helpers import a2c_runner
-from rlrun.utils.logging.context import logger_context
-
-if __name__ == "__main__":
-    runner = a2c_runner(n_itr=4, affinity=dict(master_torch_threads=1, set_affinity=False))
-    with logger_context({log_dir!r}, 0, "two_nodes", override_prefix=True):
-        runner.train()
-    out = dict(rank=runner.rank, world_size=runner.world_size, digests=runner.param_digests)
-    with open(os.path.join({out_dir!r}, f"rank_{{runner.rank}}.json"), "w") as f:
-        json.dump(out, f)
-"""
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from sync_rl_helpers import RANK_DIGESTS_SCRIPT, free_port  # noqa: E402
 
 
 def _processes_naming(text: str) -> list[psutil.Process]:
@@ -60,8 +41,10 @@ def _processes_naming(text: str) -> list[psutil.Process]:
 def test_two_torchrun_launchers_as_two_nodes_train_to_the_end_with_identical_parameters(tmp_path):
     script = tmp_path / "train.py"
     log_dir = tmp_path / "logs"
-    script.write_text(TWO_NODE_SCRIPT.format(helpers=str(HERE), log_dir=str(log_dir), out_dir=str(tmp_path)))
-    endpoint = f"127.0.0.1:{_free_port()}"
+    script.write_text(
+        RANK_DIGESTS_SCRIPT.format(helpers=str(HERE), log_dir=str(log_dir), out_dir=str(tmp_path), name="two_nodes")
+    )
+    endpoint = f"127.0.0.1:{free_port()}"
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--nproc-per-node", "1"]
     cmd += ["--rdzv-backend", "c10d", "--rdzv-endpoint", endpoint, "--rdzv-id", "two_nodes", str(script)]
     launchers = [
