@@ -1,0 +1,184 @@
+"""SAC and TD3 on HalfCheetah-v5 and Hopper-v5, three seeds each at 100k steps, spread over as many sittings as it takes.
+
+    python benchmarks/mujoco_seeds.py run --out-dir /work/runs/mujoco              # rlrun: every run, resumed where it was
+    python benchmarks/mujoco_seeds.py run --out-dir /work/runs/mujoco --lib sb3    # SB3 on seed 0 of each pair
+    python benchmarks/mujoco_seeds.py status --out-dir /work/runs/mujoco           # what is done, what is left
+
+Each rlrun run is an ordinary ``rlrun train`` run in ``<out-dir>/<algo>_<env>/run_<seed>``, with the RL Zoo's
+settings for these tasks: SAC with rlpyt's (= SB3's) defaults, learning from step 10k; TD3 with batch 256, one
+gradient step per env step, [400, 300] networks and Gaussian exploration noise of 0.1. Every 10k steps the
+deterministic policy plays 10 evaluation episodes. A run checkpoints after each log row with its replay buffer, so a
+sitting stopped at any point (Ctrl-C, SIGTERM, the end of a session) loses at most one log row: ``run`` continues each
+unfinished run with ``rlrun train --resume`` and skips the finished ones. Runs go seed-major (seed 0 of every pair
+first), so a partial campaign already covers each pair.
+
+SB3 (``--lib sb3``) runs the same budget with the RL Zoo's hyperparameters and the same evaluation, on seed 0 of each
+pair; its curve goes to ``<out-dir>/sb3_<algo>_<env>/seed_<seed>.json``. An SB3 run cannot resume: it restarts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from rlrun.utils.plotting import find_column, read_progress  # noqa: E402
+
+ALGOS = ("sac", "td3")
+ENVS = ("HalfCheetah-v5", "Hopper-v5")
+SEEDS = (0, 1, 2)
+N_STEPS = 100_000
+EVAL_EVERY = 10_000
+EVAL_EPISODES = 10
+# The RL Zoo's TD3 settings for MuJoCo where they differ from rlpyt's (batch 100): batch 256 and one
+# gradient step per env step (replay_ratio = batch_size). SAC's zoo settings are rlpyt's defaults.
+ZOO_SETS = {"sac": [], "td3": ["algo.batch_size=256", "algo.replay_ratio=256"]}
+
+
+def run_dir(out_dir: Path, algo: str, env: str, seed: int) -> Path:
+    return out_dir / f"{algo}_{env}" / f"run_{seed}"
+
+
+def steps_done(folder: Path) -> int:
+    """The env steps of the last log row in ``folder``'s progress.csv (0 when it has none yet)."""
+    if not (folder / "progress.csv").exists():
+        return 0
+    try:
+        data = read_progress(str(folder))
+    except (OSError, KeyError, ValueError):
+        return 0
+    steps = data[str(find_column(data, "CumSteps"))]
+    return int(steps[-1]) if steps else 0
+
+
+def rlrun_command(out_dir: Path, algo: str, env: str, seed: int) -> list[str]:
+    """A fresh run's command, or ``--resume`` of the run already in its folder."""
+    folder = run_dir(out_dir, algo, env, seed)
+    if (folder / "checkpoints").is_dir() and any((folder / "checkpoints").glob("*.ckpt")):
+        return [sys.executable, "-m", "rlrun", "train", "--resume", str(folder), "--no-progress-bar"]
+    command = [
+        sys.executable, "-m", "rlrun", "train", "--algo", algo, "--env", env, "--seed", str(seed),
+        "--steps", str(N_STEPS), "--log-interval", str(EVAL_EVERY), "--sampler", "serial",
+        "--torch-threads", "1", "--log-dir", str(folder.parent), "--run-id", str(seed),
+        "--checkpoint-replay", "--no-progress-bar", "--set", f"sampler.eval_max_trajectories={EVAL_EPISODES}",
+    ]  # fmt: skip
+    for item in ZOO_SETS[algo]:
+        command += ["--set", item]
+    return command
+
+
+def run_rlrun(out_dir: Path) -> int:
+    for seed in SEEDS:
+        for env in ENVS:
+            for algo in ALGOS:
+                folder = run_dir(out_dir, algo, env, seed)
+                if steps_done(folder) >= N_STEPS:
+                    continue
+                command = rlrun_command(out_dir, algo, env, seed)
+                print(f"[{time.strftime('%H:%M:%S')}] {algo} {env} seed {seed}: {' '.join(command[2:])}", flush=True)
+                with open(out_dir / "campaign.log", "a") as log:
+                    env_vars = dict(os.environ, PYTHONPATH=str(ROOT))  # this checkout's rlrun, from out_dir
+                    code = subprocess.call(command, stdout=log, stderr=subprocess.STDOUT, cwd=out_dir, env=env_vars)
+                if code != 0:
+                    print(f"  exit {code} at {steps_done(folder):,} steps; see {out_dir / 'campaign.log'}", flush=True)
+                    return code
+    return 0
+
+
+def run_sb3(out_dir: Path, algo: str, env_id: str, seed: int) -> list[tuple[int, float, float]]:
+    """SB3 with the RL Zoo's hyperparameters; ``[(steps, eval return, train wall seconds)]`` every 10k steps."""
+    import gymnasium
+    import numpy as np
+    import torch
+    from stable_baselines3 import SAC, TD3
+    from stable_baselines3.common.evaluation import evaluate_policy
+    from stable_baselines3.common.noise import NormalActionNoise
+
+    torch.set_num_threads(1)
+    env = gymnasium.make(env_id)
+    if algo == "sac":
+        model = SAC("MlpPolicy", env, learning_starts=10_000, seed=seed, device="cpu")
+    else:
+        n_actions = env.action_space.shape[0]
+        noise = NormalActionNoise(np.zeros(n_actions), 0.1 * np.ones(n_actions))
+        model = TD3(
+            "MlpPolicy", env, learning_starts=10_000, action_noise=noise, batch_size=256,
+            policy_kwargs=dict(net_arch=[400, 300]), seed=seed, device="cpu",
+        )  # fmt: skip
+    eval_env = gymnasium.make(env_id)
+    eval_env.reset(seed=seed + 1000)
+    curve: list[tuple[int, float, float]] = []
+    wall = 0.0
+    while model.num_timesteps < N_STEPS:
+        start = time.perf_counter()
+        model.learn(EVAL_EVERY, reset_num_timesteps=False)
+        wall += time.perf_counter() - start
+        mean, _ = evaluate_policy(model, eval_env, n_eval_episodes=EVAL_EPISODES, deterministic=True)
+        curve.append((int(model.num_timesteps), float(mean), wall))
+        print(f"  sb3 {algo} {env_id} seed {seed}: {curve[-1][0]:,} steps, return {mean:.0f}", flush=True)
+    return curve
+
+
+def sb3_path(out_dir: Path, algo: str, env: str, seed: int) -> Path:
+    return out_dir / f"sb3_{algo}_{env}" / f"seed_{seed}.json"
+
+
+def run_sb3_all(out_dir: Path) -> int:
+    for env in ENVS:
+        for algo in ALGOS:
+            path = sb3_path(out_dir, algo, env, 0)
+            if path.exists():
+                continue
+            print(f"[{time.strftime('%H:%M:%S')}] sb3 {algo} {env} seed 0", flush=True)
+            curve = run_sb3(out_dir, algo, env, 0)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps({"steps_return_wall": curve}))
+    return 0
+
+
+def eval_curve(folder: Path) -> list[tuple[int, float, float]]:
+    """``[(steps, evaluation return, wall seconds)]`` of an rlrun run's log rows."""
+    data = read_progress(str(folder))
+    steps = data[str(find_column(data, "CumSteps"))]
+    walls = data[str(find_column(data, "CumTime (s)"))]
+    return [(int(s), float(r), float(w)) for s, r, w in zip(steps, data["ReturnAverage"], walls) if not math.isnan(r)]
+
+
+def status(out_dir: Path) -> int:
+    for env in ENVS:
+        for algo in ALGOS:
+            for seed in SEEDS:
+                folder = run_dir(out_dir, algo, env, seed)
+                done = steps_done(folder)
+                last = eval_curve(folder)[-1] if done else None
+                tail = f", return {last[1]:.0f} at {last[0]:,}, {last[2] / 60:.0f} min" if last else ""
+                print(f"rlrun {algo} {env} seed {seed}: {done:,}/{N_STEPS:,} steps{tail}")
+            path = sb3_path(out_dir, algo, env, 0)
+            if path.exists():
+                s, r, w = json.loads(path.read_text())["steps_return_wall"][-1]
+                print(f"sb3   {algo} {env} seed 0: return {r:.0f} at {s:,}, {w / 60:.0f} min")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("what", choices=["run", "status"])
+    parser.add_argument("--out-dir", type=Path, required=True)
+    parser.add_argument("--lib", choices=["rlrun", "sb3"], default="rlrun")
+    args = parser.parse_args(argv)
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    if args.what == "status":
+        return status(args.out_dir)
+    return run_sb3_all(args.out_dir) if args.lib == "sb3" else run_rlrun(args.out_dir)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
