@@ -3,6 +3,8 @@
     python benchmarks/mujoco_seeds.py run --out-dir /work/runs/mujoco              # rlrun: every run, resumed where it was
     python benchmarks/mujoco_seeds.py run --out-dir /work/runs/mujoco --lib sb3    # SB3 on seed 0 of each pair
     python benchmarks/mujoco_seeds.py status --out-dir /work/runs/mujoco           # what is done, what is left
+    python benchmarks/mujoco_seeds.py report --out-dir /work/runs/mujoco           # the report, and the finished
+                                                                                   # runs' curves for docs/results.md
 
 Each rlrun run is an ordinary ``rlrun train`` run in ``<out-dir>/<algo>_<env>/run_<seed>``, with the RL Zoo's
 settings for these tasks: SAC with rlpyt's (= SB3's) defaults, learning from step 10k; TD3 with batch 256, one
@@ -22,6 +24,7 @@ import argparse
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -145,10 +148,11 @@ def run_sb3_all(out_dir: Path) -> int:
 
 
 def eval_curve(folder: Path) -> list[tuple[int, float, float]]:
-    """``[(steps, evaluation return, wall seconds)]`` of an rlrun run's log rows."""
+    """``[(steps, evaluation return, training wall seconds)]`` of an rlrun run's log rows (training: sampling and
+    optimisation, evaluation excluded, summed over the run's sittings)."""
     data = read_progress(str(folder))
     steps = data[str(find_column(data, "CumSteps"))]
-    walls = data[str(find_column(data, "CumTime (s)"))]
+    walls = data[str(find_column(data, "CumTrainTime"))]
     return [(int(s), float(r), float(w)) for s, r, w in zip(steps, data["ReturnAverage"], walls) if not math.isnan(r)]
 
 
@@ -168,15 +172,76 @@ def status(out_dir: Path) -> int:
     return 0
 
 
+def sb3_curve(out_dir: Path, algo: str, env: str, seed: int = 0) -> list[tuple[int, float, float]] | None:
+    path = sb3_path(out_dir, algo, env, seed)
+    if not path.exists():
+        return None
+    return [(int(s), float(r), float(w)) for s, r, w in json.loads(path.read_text())["steps_return_wall"]]
+
+
+def pair_lines(out_dir: Path, algo: str, env: str) -> list[str]:
+    """The report's table for one (algorithm, env): each finished seed, their median, and SB3's seed 0."""
+    lines = [f"### {algo.upper()} on {env}", "", "| run | return at 100k | best evaluation | training wall |"]
+    lines.append("|---|---|---|---|")
+    finals = []
+    for seed in SEEDS:
+        folder = run_dir(out_dir, algo, env, seed)
+        done = steps_done(folder)
+        if done < N_STEPS:
+            lines.append(f"| rlrun seed {seed} | not finished ({done:,} steps) | | |")
+            continue
+        curve = eval_curve(folder)
+        finals.append(curve[-1][1])
+        best = max(r for _, r, _ in curve)
+        lines.append(f"| rlrun seed {seed} | {curve[-1][1]:,.0f} | {best:,.0f} | {curve[-1][2] / 60:.0f} min |")
+    sb3 = sb3_curve(out_dir, algo, env)
+    if sb3 is not None:
+        best = max(r for _, r, _ in sb3)
+        lines.append(f"| SB3 seed 0 | {sb3[-1][1]:,.0f} | {best:,.0f} | {sb3[-1][2] / 60:.0f} min |")
+    lines.append("")
+    if finals:
+        median = statistics.median(finals)
+        spread = f", mean {statistics.mean(finals):,.0f} ± {statistics.stdev(finals):,.0f}" if len(finals) > 1 else ""
+        line = f"rlrun median over {len(finals)} seed(s): {median:,.0f}{spread}"
+        if sb3 is not None:
+            verdict = "at or above" if median >= sb3[-1][1] else "below"
+            line += f"; {verdict} SB3's {sb3[-1][1]:,.0f} (ratio {median / sb3[-1][1]:.2f})"
+        lines += [line + ".", ""]
+    return lines
+
+
+def report(out_dir: Path, curves: bool) -> int:
+    """Print the markdown report; with ``curves``, also write the finished runs' curves for docs/results.md."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import results_page
+
+    lines = [f"# SAC and TD3 on MuJoCo at {N_STEPS:,} steps: rlrun's seeds beside SB3", ""]
+    for env in ENVS:
+        for algo in ALGOS:
+            lines += pair_lines(out_dir, algo, env)
+            if not curves:
+                continue
+            for seed in SEEDS:
+                folder = run_dir(out_dir, algo, env, seed)
+                if steps_done(folder) >= N_STEPS:
+                    machine = "2-core VM, shared (see the report)"
+                    results_page.import_run(env, algo, seed, str(folder), machine)
+    print("\n".join(lines))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["run", "status"])
+    parser.add_argument("what", choices=["run", "status", "report"])
     parser.add_argument("--out-dir", type=Path, required=True)
     parser.add_argument("--lib", choices=["rlrun", "sb3"], default="rlrun")
+    parser.add_argument("--curves", action="store_true", help="report: also write benchmarks/results/curves/")
     args = parser.parse_args(argv)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     if args.what == "status":
         return status(args.out_dir)
+    if args.what == "report":
+        return report(args.out_dir, args.curves)
     return run_sb3_all(args.out_dir) if args.lib == "sb3" else run_rlrun(args.out_dir)
 
 

@@ -42,7 +42,9 @@ class Pair:
     """One (env, algorithm) row of the page: its budget, evaluation interval and threshold.
 
     ``report`` names the committed report whose table a transcribed curve copies (Pong: the runs' own
-    ``progress.csv`` files were not kept); such a pair cannot be recorded here. ``x`` is the curve's
+    ``progress.csv`` files were not kept); such a pair cannot be recorded here. ``runs`` names the script
+    that trains a pair as resumable ``rlrun train`` runs over several sittings (MuJoCo at 100k steps), whose
+    run folders :func:`import_run` turns into curves. ``x`` is the curve's
     first column: env steps, or Atari frames (4 per agent step) where the report counts frames.
     """
 
@@ -53,6 +55,7 @@ class Pair:
     threshold: float
     x: str = "CumSteps"
     report: str | None = None
+    runs: str | None = None  # the script whose ``rlrun train`` runs are imported (``import_run``), if not ``record``
 
 
 PAIRS = {
@@ -65,6 +68,10 @@ PAIRS = {
         Pair("Pendulum-v1", "sac", 20_000, 1000, -200.0),
         Pair("Pendulum-v1", "td3", 20_000, 1000, -200.0),
         Pair("Pendulum-v1", "ddpg", 20_000, 1000, -300.0),
+        Pair("HalfCheetah-v5", "sac", 100_000, 10_000, 3000.0, runs="benchmarks/mujoco_seeds.py"),
+        Pair("HalfCheetah-v5", "td3", 100_000, 10_000, 3000.0, runs="benchmarks/mujoco_seeds.py"),
+        Pair("Hopper-v5", "sac", 100_000, 10_000, 1000.0, runs="benchmarks/mujoco_seeds.py"),
+        Pair("Hopper-v5", "td3", 100_000, 10_000, 1000.0, runs="benchmarks/mujoco_seeds.py"),
         Pair(
             "Pong", "ppo-cleanrl", 10_000_000, 1_000_000, 15.0, x="Frames",
             report="benchmarks/results/2026-12-03-2cpu-vm-pong-ppo-cleanrl-schedule.md",
@@ -263,6 +270,8 @@ def _runner(pair: Pair, seed: int):
         from rlrun.experiments.configs.mujoco.qpg.pendulum import build_runner as build_pendulum
 
         return build_pendulum(pair.algo, seed=seed, n_steps=pair.n_steps, log_interval_steps=pair.eval_every)
+    if pair.runs is not None:
+        raise ValueError(f"{pair.env} {pair.algo}: trained by {pair.runs} over several sittings, not recorded here.")
     raise ValueError(f"{pair.env} {pair.algo}: transcribed from {pair.report}, not recorded here.")
 
 
@@ -271,13 +280,32 @@ def _commit() -> str:
     return out.stdout.strip()
 
 
+def write_curve(out: str, data: dict[str, list[float]], params: dict[str, object]) -> str:
+    """Write a curve folder: ``progress.csv`` with :data:`COLUMNS` taken from a run's progress ``data``
+    (as :func:`rlrun.utils.plotting.read_progress` returns it), and ``params`` as ``params.json``."""
+    from rlrun.utils.plotting import find_column
+
+    columns = [data[str(find_column(data, name))] for name in COLUMNS]
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "progress.csv"), "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(COLUMNS)
+        for steps, wall, ret in zip(*columns):
+            if ret == ret:  # NaN: a log row without an evaluation
+                writer.writerow([int(steps), f"{wall:.2f}", f"{ret:.2f}"])
+    with open(os.path.join(out, "params.json"), "w") as f:
+        json.dump(params, f, indent=1)
+        f.write("\n")
+    return out
+
+
 def record(env: str, algo: str, seed: int, root: str = CURVES) -> str:
     """Train one seed and write its curve folder; returns the folder."""
     import torch
 
     from rlrun.utils.logging import logger
     from rlrun.utils.logging.context import logger_context
-    from rlrun.utils.plotting import find_column, read_progress
+    from rlrun.utils.plotting import read_progress
 
     pair = PAIRS[env, algo]
     torch.set_num_threads(1)
@@ -288,14 +316,6 @@ def record(env: str, algo: str, seed: int, root: str = CURVES) -> str:
         with logger.quiet_console(), logger_context(tmp, seed, f"{algo}_{env}", {}, override_prefix=True) as run_dir:
             runner.train()
         data = read_progress(run_dir)
-    columns = [data[str(find_column(data, name))] for name in COLUMNS]
-    out = curve_dir(env, algo, seed, root)
-    os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "progress.csv"), "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(COLUMNS)
-        for steps, wall, ret in zip(*columns):
-            writer.writerow([int(steps), f"{wall:.2f}", f"{ret:.2f}"])
     params = dict(
         name=f"{algo} seed {seed}",
         env=env,
@@ -308,10 +328,35 @@ def record(env: str, algo: str, seed: int, root: str = CURVES) -> str:
         load_average_before=[round(x, 2) for x in load_before],
         load_average_after=[round(x, 2) for x in os.getloadavg()],
     )
-    with open(os.path.join(out, "params.json"), "w") as f:
-        json.dump(params, f, indent=1)
-        f.write("\n")
-    return out
+    return write_curve(curve_dir(env, algo, seed, root), data, params)
+
+
+def import_run(env: str, algo: str, seed: int, run_dir: str, machine: str, root: str = CURVES) -> str:
+    """Turn a finished ``rlrun train`` run folder of a ``runs`` pair into its curve folder; returns the folder.
+
+    Refuses a run that stopped short of the pair's budget, so that every seed of a row has the same budget.
+    """
+    from rlrun.utils.plotting import find_column, read_progress
+
+    pair = PAIRS[env, algo]
+    data = read_progress(run_dir)
+    steps = data[str(find_column(data, "CumSteps"))]
+    if not steps or steps[-1] < pair.n_steps:
+        done = int(steps[-1]) if steps else 0
+        raise ValueError(f"{run_dir}: {done:,} of {pair.n_steps:,} steps; finish it first (`{pair.runs} run`).")
+    with open(os.path.join(run_dir, "run.json")) as f:
+        started = json.load(f).get("started", "")
+    params = dict(
+        name=f"{algo} seed {seed}",
+        env=env,
+        algo=algo,
+        seed=seed,
+        command=f"python {pair.runs} run --out-dir OUT_DIR (this seed: {os.path.basename(run_dir)})",
+        commit=_commit(),
+        started=started,
+        machine=machine,
+    )
+    return write_curve(curve_dir(env, algo, seed, root), data, params)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -327,8 +372,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "record":
         pair = PAIRS.get((args.env, args.algo))
-        if pair is None or pair.report is not None:
-            recordable = sorted(key for key, p in PAIRS.items() if p.report is None)
+        if pair is None or pair.report is not None or pair.runs is not None:
+            recordable = sorted(key for key, p in PAIRS.items() if p.report is None and p.runs is None)
             parser.error(f"{args.env} {args.algo} cannot be recorded here; choose one of {recordable}")
         for seed in args.seeds:
             if not args.again and os.path.exists(os.path.join(curve_dir(args.env, args.algo, seed), "params.json")):

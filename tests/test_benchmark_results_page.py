@@ -144,3 +144,59 @@ def test_the_results_page_holds_the_rows_the_committed_curves_give():
         image = Path(command[command.index("-o") + 1])
         assert image.is_file(), f"{image} is missing: `python benchmarks/results_page.py plots` draws it"
         assert f"img/results/{image.name}" in text
+
+
+def write_run_folder(folder: Path, steps: list[int], returns: list[float]) -> None:
+    """A run folder as ``rlrun train`` leaves it: progress.csv with the logger's prefixed names, run.json."""
+    folder.mkdir(parents=True)
+    with open(folder / "progress.csv", "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["Diagnostics/CumSteps", "Diagnostics/CumTrainTime", "ReturnAverage", "qLossAverage"])
+        for i, (step, ret) in enumerate(zip(steps, returns)):
+            writer.writerow([step, 10.0 * i, ret, 0.5])
+    (folder / "run.json").write_text(json.dumps({"started": "2026-12-04T20:16:41"}))
+
+
+@pytest.mark.timeout(30)
+def test_a_finished_mujoco_run_becomes_a_curve_and_an_unfinished_one_is_refused(tmp_path):
+    page = load_script()
+    steps = list(range(0, 100_001, 10_000))
+    write_run_folder(tmp_path / "runs" / "done", steps, [float(s) / 100 for s in steps])
+    write_run_folder(tmp_path / "runs" / "short", steps[:4], [1.0, 2.0, 3.0, 4.0])
+    out = page.import_run("Hopper-v5", "td3", 0, str(tmp_path / "runs" / "done"), "a VM", str(tmp_path / "curves"))
+    curve = page.read_curve(out)
+    assert curve[0] == (0.0, 0.0, 0.0) and curve[-1] == (100_000.0, 100.0, 1000.0)
+    params = json.loads((Path(out) / "params.json").read_text())
+    assert params["machine"] == "a VM" and params["started"] == "2026-12-04T20:16:41"
+    row = page.summarize({0: curve}, page.PAIRS["Hopper-v5", "td3"].threshold)
+    assert row.n_reached == 1 and row.median_steps_to_threshold == 100_000
+    with pytest.raises(ValueError, match="30,000 of 100,000 steps; finish it first"):
+        page.import_run("Hopper-v5", "td3", 1, str(tmp_path / "runs" / "short"), "a VM", str(tmp_path / "curves"))
+    with pytest.raises(ValueError, match="mujoco_seeds.py"):
+        page._runner(page.PAIRS["Hopper-v5", "td3"], 0)
+
+
+@pytest.mark.timeout(30)
+def test_the_mujoco_campaign_resumes_unfinished_runs_and_reports_finished_seeds_beside_sb3(tmp_path):
+    spec = importlib.util.spec_from_file_location("mujoco_seeds", ROOT / "benchmarks" / "mujoco_seeds.py")
+    seeds = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(seeds)
+    out = tmp_path / "mujoco"
+    fresh = seeds.rlrun_command(out, "td3", "Hopper-v5", 1)
+    assert "--resume" not in fresh and fresh[fresh.index("--seed") + 1] == "1"
+    assert "algo.batch_size=256" in fresh and "--checkpoint-replay" in fresh  # the zoo's TD3 batch; exact resume
+    steps = list(range(0, 100_001, 10_000))
+    for seed, final in ((0, 3000.0), (1, 2000.0)):
+        write_run_folder(seeds.run_dir(out, "td3", "Hopper-v5", seed), steps, [0.0] * 10 + [final])
+    write_run_folder(seeds.run_dir(out, "td3", "Hopper-v5", 2), steps[:3], [0.0, 1.0, 2.0])
+    checkpoints = seeds.run_dir(out, "td3", "Hopper-v5", 2) / "checkpoints"
+    checkpoints.mkdir()
+    (checkpoints / "itr_000019999.ckpt").write_bytes(b"")
+    assert seeds.rlrun_command(out, "td3", "Hopper-v5", 2)[3:5] == ["train", "--resume"]
+    sb3 = seeds.sb3_path(out, "td3", "Hopper-v5", 0)
+    sb3.parent.mkdir(parents=True)
+    sb3.write_text(json.dumps({"steps_return_wall": [[50_000, 1000.0, 60.0], [100_000, 2400.0, 120.0]]}))
+    lines = seeds.pair_lines(out, "td3", "Hopper-v5")
+    assert "| rlrun seed 2 | not finished (20,000 steps) | | |" in lines
+    assert "| SB3 seed 0 | 2,400 | 2,400 | 2 min |" in lines
+    assert "rlrun median over 2 seed(s): 2,500, mean 2,500 ± 707; at or above SB3's 2,400 (ratio 1.04)." in lines
