@@ -46,6 +46,24 @@ EVAL_EPISODES = 10
 ZOO_SETS = {"sac": [], "td3": ["algo.batch_size=256", "algo.replay_ratio=256"]}
 
 
+# Published returns at 100k env steps, read from the sources' data (not by eye unless said), for each pair:
+# (source, env version and setup, seeds, mean, std over seeds or None).
+TD3_PAPER = "sfujim/TD3 learning_curves/*.npy @34770ccd (the TD3 paper's curves; batch 100, gym v1)"
+TIANSHOU = "thu-ml/tianshou examples/mujoco/benchmark/*/result.json @63f0e9a0 (v3; SAC lr 1e-3 and fixed alpha 0.2)"
+SPINNINGUP = "openai/spinningup docs/images/plots/pyt/*_performance.svg @038665d6 (v3; an 11-evaluation moving average)"
+ZOO_AGENTS = "DLR-RM/rl-trained-agents <algo>/<env>-v3_1/evaluations.npz @6da6faf9 (the RL Zoo's agents; one seed)"
+REFERENCES: dict[tuple[str, str], list[tuple[str, int, float, float | None]]] = {
+    ("td3", "HalfCheetah-v5"): [(TD3_PAPER, 10, 5513.5, 553.7), (TIANSHOU, 10, 5335.8, 376.5),
+                                (SPINNINGUP, 10, 5240.0, None), (ZOO_AGENTS, 1, 5217.0, None)],
+    ("td3", "Hopper-v5"): [(TD3_PAPER, 10, 659.5, 752.3), (TIANSHOU, 10, 596.5, 287.8),
+                           (SPINNINGUP, 10, 785.0, None), (ZOO_AGENTS, 1, 350.4, None)],
+    ("sac", "HalfCheetah-v5"): [(TIANSHOU, 10, 6514.6, 514.2), (SPINNINGUP, 10, 6080.0, None),
+                                (ZOO_AGENTS, 1, 4960.8, None)],
+    ("sac", "Hopper-v5"): [(TIANSHOU, 10, 2613.5, 990.8), (SPINNINGUP, 10, 1160.0, None),
+                           (ZOO_AGENTS, 1, 897.0, None)],
+}  # fmt: skip
+
+
 def run_dir(out_dir: Path, algo: str, env: str, seed: int) -> Path:
     return out_dir / f"{algo}_{env}" / f"run_{seed}"
 
@@ -207,6 +225,11 @@ def pair_lines(out_dir: Path, algo: str, env: str) -> list[str]:
             verdict = "at or above" if median >= sb3[-1][1] else "below"
             line += f"; {verdict} SB3's {sb3[-1][1]:,.0f} (ratio {median / sb3[-1][1]:.2f})"
         lines += [line + ".", ""]
+    lines += ["Published at 100k steps:", ""]
+    for source, n_seeds, mean, std in REFERENCES[algo, env]:
+        spread = f" ± {std:,.0f}" if std is not None else ""
+        lines.append(f"- {mean:,.0f}{spread} over {n_seeds} seed{'s' if n_seeds > 1 else ''}: {source}")
+    lines.append("")
     return lines
 
 
