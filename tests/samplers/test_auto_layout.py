@@ -34,6 +34,7 @@ def costs(
     round_trip_s: float = 60 * US,
     per_worker_s: float = 20 * US,
     served_s: float = 150 * US,
+    served_master_s: float | None = None,
     capacity_one: float = 1.0,
     capacity_all: float | None = None,
     spread: float = 0.1,
@@ -49,6 +50,7 @@ def costs(
         round_trip_per_worker_s=per_worker_s,
         cores=cores,
         served_step_s=served_s,
+        served_master_s=served_master_s,
         capacity_one=capacity_one,
         capacity_all=capacity_all,
     )
@@ -120,6 +122,38 @@ def test_pong_on_16_cores_with_an_h200_serves_from_the_gpu():
     assert choice.layout.kind in ("gpu", "alternating") and choice.layout.workers >= 8, choice.format()
     table = {layout: p.steps_per_s for layout, p in choice.table}
     assert table[Layout("gpu", 16)] > 1.15 * table[Layout("cpu", 16)]  # 0.55 ms served against 1.2 ms per worker
+
+
+def test_alternating_with_env_bound_groups_pays_a_group_step_once_per_step_not_twice():
+    # A 2 ms env, the MLP, 8 envs in two groups of 4, one worker per group on 2 quiet cores. Group 0
+    # steps its 4 envs (8 ms) while the master acts for group 1 (0.2 ms), and then the other way round:
+    # per time step each group steps once, side by side, and the master's turn for a group comes between
+    # that group's steps. A time step takes one group's 8 ms, its wake-up and the master's turn for it.
+    c = costs(2 * MS, MLP, spread=0.0, served_s=100 * US, served_master_s=50 * US)
+    env = c.env_step_s + c.collector_s
+    step = 4 * env + MLP(4) + c.served_step(1)
+    expected = 8 * 8 / (8 * step + c.round_trip(2))
+    alternating = predict(Layout("alternating", 1), c, 8, 8)
+    assert alternating.steps_per_s == pytest.approx(expected, rel=1e-6)
+    assert alternating.bound == "the workers' env steps"
+    # Both cores on env steps: about twice Serial (the formula that paid a group's steps twice gave Serial's).
+    assert alternating.steps_per_s > 1.9 * predict(Layout("serial"), c, 8, 8).steps_per_s
+
+
+def test_alternating_master_pays_its_own_serving_work_twice_a_step_and_overlaps_the_workers_wake_up():
+    # A free env and the CNN on the CPU: the master's two turns a step set the pace. Of a served step's
+    # 1.06 ms, the master's own work is 50 us; the rest is the workers' wake-up, which happens while the
+    # master acts for the other group, so it is not paid on top of the master's turns.
+    c = costs(5 * US, CNN_CPU, spread=0.0, served_s=1 * MS, served_master_s=50 * US)
+    turn = CNN_CPU(8) + 50 * US
+    expected = 16 * 5 / (5 * 2 * turn + c.round_trip(2))
+    alternating = predict(Layout("alternating", 1), c, 16, 5)
+    assert alternating.steps_per_s == pytest.approx(expected, rel=1e-6)
+    assert alternating.bound == "the master's turns"
+    # Without the split, the master is taken to do all of a served step's work, twice a step.
+    whole = costs(5 * US, CNN_CPU, spread=0.0, served_s=1 * MS)
+    slower = 16 * 5 / (5 * 2 * (CNN_CPU(8) + whole.served_step(1)) + whole.round_trip(2))
+    assert predict(Layout("alternating", 1), whole, 16, 5).steps_per_s == pytest.approx(slower, rel=1e-6)
 
 
 def test_load_from_other_processes_counts_only_the_cores_they_leave():

@@ -10,7 +10,9 @@ CPU seconds; ``agent(b)`` = one ``agent.step`` on ``b`` observations):
 - ``gpu`` (served) with W workers: per step the workers step their envs, then the master acts for all
   ``batch_B`` envs on the run's device; a served step's signals and copies (``served_step``) per step;
 - ``alternating`` on W cores (2W workers, two groups of ``batch_B / 2`` envs): the master acts for one
-  group while the other steps; per step the slower of the two, twice.
+  group while the other steps; per step the longer of the master's two turns (its calls and its own share
+  of serving, ``served_master``) and one group's round (its env steps, its wake-up, and the master's turn
+  for it). Only the master's own work is paid twice; the workers' wake-up overlaps the other group's turn.
 
 Load from other processes enters as measured capacity: one busy process of ours got ``capacity_one`` of
 a core, ``cores`` of them together got ``capacity_all`` cores; ``k`` busy processes then each run
@@ -74,6 +76,9 @@ class Costs:
     round_trip_per_worker_s: float  # what each further worker adds to a round trip
     cores: int  # CPUs this process may use
     served_step_s: float = 0.0  # a served step's machinery beyond one round trip: step buffers, signals
+    # The master's own CPU seconds of a served step (gathering, copies, sending), the agent call not counted;
+    # the rest of ``served_step`` is waiting for the workers to wake. None: all of it (the master never waits).
+    served_master_s: float | None = None
     capacity_one: float = 1.0  # the cores' worth of work one busy process of ours got done (1.0 on a quiet machine)
     capacity_all: float | None = None  # the same for ``cores`` busy processes of ours together (None: all)
     reset_s: float = 0.0  # one env reset, for the table (already spread into env_step_s)
@@ -86,6 +91,11 @@ class Costs:
     def served_step(self, workers: int) -> float:
         """One served time step's signals and copies, the agent call not counted."""
         return self.round_trip(workers) + self.served_step_s
+
+    def served_master(self, workers: int) -> float:
+        """The master's own share of :meth:`served_step`: what it cannot overlap with another group's turn."""
+        whole = self.served_step(workers)
+        return whole if self.served_master_s is None else min(whole, self.served_master_s)
 
     def share(self, busy: int) -> float:
         """The share of a core each of ``busy`` processes of ours gets beside the other load: what one
@@ -168,19 +178,26 @@ def predict(layout: Layout, costs: Costs, batch_B: int, batch_T: int) -> Predict
         batch = T * step + costs.round_trip(W)
         bound = "the served call" if master > workers else "the workers' env steps"
         return Prediction(B * T / batch, bound, tuple(split))
-    # alternating: two groups of B/2 envs, each group on W workers (one per core)
+    # alternating: two groups of B/2 envs, each group on W workers (one per core). The master serves the
+    # groups in turn, and a group steps while the master acts for the other one; so per time step the
+    # master's turns (its call and its own serving work, twice) and one group's round (its turn, then the
+    # wait for its workers: their wake-up and env steps) each bound the cycle, whichever is longer.
     half = B // 2
     split = split_envs(half, W)
     b = split[0]
     group = _slowest_of(b * env, costs.env_step_spread, W, b) / costs.share(W + 1)
-    master = costs.agent_device(half) / (costs.share(W + 1) if costs.device_is_cpu else 1.0)
-    cycle = 2.0 * (max(group, master) + costs.served_step(W))
+    master_share = costs.share(W + 1) if costs.device_is_cpu else 1.0
+    call = costs.agent_device(half) / master_share
+    turn = call + costs.served_master(W) / master_share
+    master_cycle = 2.0 * turn
+    group_cycle = call + costs.served_step(W) + group
+    cycle = max(master_cycle, group_cycle)
     if costs.device_is_cpu:  # the master's calls and the workers' steps share the cores
         busy = W + 1
         capacity = busy * costs.share(busy)
-        cycle = max(cycle, (B * env + 2.0 * costs.agent_cpu(half)) / capacity)
+        cycle = max(cycle, (B * env + 2.0 * (costs.agent_cpu(half) + costs.served_master(W))) / capacity)
     batch = T * cycle + costs.round_trip(2 * W)
-    bound = "the served call" if master > group else "the workers' env steps"
+    bound = "the master's turns" if master_cycle >= group_cycle else "the workers' env steps"
     return Prediction(B * T / batch, bound, tuple(split + split))
 
 

@@ -265,9 +265,11 @@ def time_collector(
         sampler.shutdown()
 
 
-def time_served_step(workers: int, batch_T: int, seconds: float) -> float:
-    """Wall seconds per time step of a GpuSampler (agent on the CPU) on ``workers`` free :class:`BusyEnv`
-    envs, less its agent calls: what serving costs beyond acting."""
+def time_served_step(workers: int, batch_T: int, seconds: float) -> tuple[float, float]:
+    """``(wall seconds, master CPU seconds)`` per time step of a GpuSampler (agent on the CPU) on ``workers``
+    free :class:`BusyEnv` envs, less its agent calls: what serving costs beyond acting, and how much of it
+    is the master's own work (gathering, copies, signals). The rest (waking the workers, their collector
+    work) is latency that an alternating sampler overlaps with the other group's turn."""
     from rlrun.agents.pg.categorical import CategoricalPgAgent
     from rlrun.samplers.auto.busy_env import BusyEnv
     from rlrun.samplers.parallel.gpu.sampler import GpuSampler
@@ -280,14 +282,15 @@ def time_served_step(workers: int, batch_T: int, seconds: float) -> float:
         agent.sample_mode(0)
         sampler.obtain_samples(0)  # warm-up
         itr = 1
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), CPU_CLOCK()
         while (elapsed := time.perf_counter() - start) < seconds or itr < 3:
             sampler.obtain_samples(itr)
             itr += 1
-        per_step = elapsed / ((itr - 1) * batch_T)
+        steps = (itr - 1) * batch_T
+        per_step, master_per_step = elapsed / steps, (CPU_CLOCK() - cpu_start) / steps
         env = BusyEnv()
         acting = time_agent(agent, env, [workers], seconds / 4).points[0][1]
-        return max(0.0, per_step - acting)
+        return max(0.0, per_step - acting), max(0.0, min(per_step, master_per_step) - acting)
     finally:
         sampler.shutdown()
 
@@ -316,7 +319,9 @@ def measure_costs(
         round_n = time_round_trip(max_workers, settings.round_trip_seconds) if max_workers > 1 else round_1
         per_worker = max(0.0, (round_n - round_1) / max(1, max_workers - 1))
         cores = usable_cores()
-        served = time_served_step(max_workers, 16, settings.served_seconds) if settings.served else 0.0
+        served, served_master = (
+            time_served_step(max_workers, 16, settings.served_seconds) if settings.served else (0.0, 0.0)
+        )
         me = psutil.Process()
         rss0 = me.memory_info().rss
         env = EnvCls(**env_kwargs)
@@ -364,6 +369,7 @@ def measure_costs(
         round_trip_s=round_1,
         round_trip_per_worker_s=per_worker,
         served_step_s=max(0.0, served - round_n) if settings.served else 0.0,
+        served_master_s=min(served, served_master) if settings.served else None,
         cores=cores,
         capacity_one=capacity_one,
         capacity_all=min(float(cores), capacity_all),
