@@ -156,6 +156,21 @@ def test_alternating_master_pays_its_own_serving_work_twice_a_step_and_overlaps_
     assert predict(Layout("alternating", 1), whole, 16, 5).steps_per_s == pytest.approx(slower, rel=1e-6)
 
 
+def test_alternating_master_on_the_cpu_is_slowed_only_while_the_other_groups_workers_work():
+    # Two workers per group on 2 cores: while the master acts for one group, the other group's two
+    # workers step their 4 envs (92 us) and do their own serving work (100 us) beside it, three processes
+    # on two cores, for about a tenth of the master's 2 ms turn. Only that tenth runs at 2/3 speed.
+    c = Costs(**{**costs(20 * US, CNN_CPU, spread=0.0, served_master_s=50 * US).__dict__, "served_worker_s": 100 * US})
+    alone = CNN_CPU(8) + 50 * US
+    overlap = (4 * (20 + 3) * US + 100 * US) / alone
+    turn = alone * ((1 - overlap) + overlap * 3 / 2)
+    alternating = predict(Layout("alternating", 2), c, 16, 5)
+    assert alternating.steps_per_s == pytest.approx(16 * 5 / (5 * 2 * turn + c.round_trip(4)), rel=1e-6)
+    assert alternating.bound == "the master's turns"
+    # Between a master alone on its core and one slowed for its whole turn.
+    assert 16 / (2 * alone * 1.5) < alternating.steps_per_s < 16 / (2 * alone)
+
+
 def test_load_from_other_processes_counts_only_the_cores_they_leave():
     quiet = costs(2 * MS, MLP)
     # One process of ours gets a whole core, but two get no more than one core together (another session's

@@ -149,7 +149,9 @@ def format_costs(costs: Costs) -> str:
     parts.append(f"round trip {costs.round_trip_s * us:.0f} us +{costs.round_trip_per_worker_s * us:.0f} us/worker")
     served = f"served step +{costs.served_step_s * us:.0f} us"
     if costs.served_master_s is not None:
-        served += f" (master's own work {costs.served_master_s * us:.0f} us)"
+        served += (
+            f" (master's own work {costs.served_master_s * us:.0f} us, a worker's {costs.served_worker_s * us:.0f} us)"
+        )
     parts.append(served)
     together = costs.cores if costs.capacity_all is None else costs.capacity_all
     parts.append(f"{costs.cores} cores; free: {costs.capacity_one:.2f} for 1 process, {together:.2f} for {costs.cores}")

@@ -13,6 +13,8 @@ CPU seconds; ``agent(b)`` = one ``agent.step`` on ``b`` observations):
   group while the other steps; per step the longer of the master's two turns (its calls and its own share
   of serving, ``served_master``) and one group's round (its env steps, its wake-up, and the master's turn
   for it). Only the master's own work is paid twice; the workers' wake-up overlaps the other group's turn.
+  With the agent on the CPU the master's turn is slowed while the other group's workers work beside it
+  (by ``share(W + 1)`` for that part of the turn), and all their CPU work together bounds the cycle.
 
 Load from other processes enters as measured capacity: one busy process of ours got ``capacity_one`` of
 a core, ``cores`` of them together got ``capacity_all`` cores; ``k`` busy processes then each run
@@ -79,6 +81,7 @@ class Costs:
     # The master's own CPU seconds of a served step (gathering, copies, sending), the agent call not counted;
     # the rest of ``served_step`` is waiting for the workers to wake. None: all of it (the master never waits).
     served_master_s: float | None = None
+    served_worker_s: float = 0.0  # a served worker's own CPU seconds per step beyond its envs (signals, its loop)
     capacity_one: float = 1.0  # the cores' worth of work one busy process of ours got done (1.0 on a quiet machine)
     capacity_all: float | None = None  # the same for ``cores`` busy processes of ours together (None: all)
     reset_s: float = 0.0  # one env reset, for the table (already spread into env_step_s)
@@ -185,17 +188,23 @@ def predict(layout: Layout, costs: Costs, batch_B: int, batch_T: int) -> Predict
     half = B // 2
     split = split_envs(half, W)
     b = split[0]
-    group = _slowest_of(b * env, costs.env_step_spread, W, b) / costs.share(W + 1)
-    master_share = costs.share(W + 1) if costs.device_is_cpu else 1.0
-    call = costs.agent_device(half) / master_share
-    turn = call + costs.served_master(W) / master_share
+    group_work = _slowest_of(b * env, costs.env_step_spread, W, b)
+    group = group_work / costs.share(W + 1)
+    turn = costs.agent_device(half) + costs.served_master(W)
+    if costs.device_is_cpu:
+        # The master's turn shares the cores with the other group's W workers only while they work.
+        overlap = min(1.0, (group_work + costs.served_worker_s) / turn) if turn > 0 else 0.0
+        turn *= (1.0 - overlap) / costs.share(1) + overlap / costs.share(W + 1)
+    else:  # the call runs on the device; the master's own work still takes a core
+        turn += costs.served_master(W) * (1.0 / costs.share(1) - 1.0)
     master_cycle = 2.0 * turn
-    group_cycle = call + costs.served_step(W) + group
+    group_cycle = turn + costs.served_step(W) - costs.served_master(W) + group
     cycle = max(master_cycle, group_cycle)
-    if costs.device_is_cpu:  # the master's calls and the workers' steps share the cores
+    if costs.device_is_cpu:  # every process's CPU work shares the cores
         busy = W + 1
         capacity = busy * costs.share(busy)
-        cycle = max(cycle, (B * env + 2.0 * (costs.agent_cpu(half) + costs.served_master(W))) / capacity)
+        work = B * env + 2.0 * (costs.agent_cpu(half) + costs.served_master(W) + W * costs.served_worker_s)
+        cycle = max(cycle, work / capacity)
     batch = T * cycle + costs.round_trip(2 * W)
     bound = "the master's turns" if master_cycle >= group_cycle else "the workers' env steps"
     return Prediction(B * T / batch, bound, tuple(split + split))
