@@ -181,6 +181,26 @@ def test_load_from_other_processes_counts_only_the_cores_they_leave():
     assert loaded.other_load == pytest.approx(1.0) and quiet.other_load == 0.0
 
 
+def test_load_that_shares_the_cpu_per_process_gives_more_of_it_to_more_processes():
+    # Two busy neighbours in our own scheduler group on 2 cores: one process of ours gets 2/3 of a core,
+    # two get 1 core, and four get 4/6 of 2 cores, 1.33, since the scheduler shares per process.
+    same_group = costs(2 * MS, MLP, capacity_one=2 / 3, capacity_all=1.0)
+    assert same_group.load_per_process
+    assert 4 * same_group.share(4) == pytest.approx(4 / 3)
+    assert 2 * same_group.share(2) == pytest.approx(1.0) and same_group.share(1) == pytest.approx(2 / 3)
+    # Another session's load: one process of ours gets a whole core, and so do four together.
+    other_session = costs(2 * MS, MLP, capacity_one=1.0, capacity_all=1.0)
+    assert not other_session.load_per_process
+    assert 4 * other_session.share(4) == pytest.approx(1.0)
+    assert not costs(2 * MS, MLP).load_per_process  # a quiet machine
+    # The 2 ms env beside the same-group load: alternating runs 4 workers and the master, 5 of the 7
+    # runnable processes, and beats 2 CpuSampler workers (which get 1 core), as the benchmark measured.
+    choice = choose(same_group, Constraints(8, 8))
+    assert choice.layout == Layout("alternating", 2), choice.format()
+    # Beside another session, more processes buy nothing.
+    assert choose(other_session, Constraints(8, 8)).layout.kind in ("serial", "cpu")
+
+
 def test_an_async_run_keeps_a_core_for_its_optimiser():
     layouts, _ = candidates(costs(2 * MS, MLP, cores=4), Constraints(8, 8, reserve_optimizer_core=True))
     assert max(layout.workers for layout in layouts) == 3

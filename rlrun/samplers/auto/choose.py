@@ -154,7 +154,10 @@ def format_costs(costs: Costs) -> str:
         )
     parts.append(served)
     together = costs.cores if costs.capacity_all is None else costs.capacity_all
-    parts.append(f"{costs.cores} cores; free: {costs.capacity_one:.2f} for 1 process, {together:.2f} for {costs.cores}")
+    free = f"{costs.cores} cores; free: {costs.capacity_one:.2f} for 1 process, {together:.2f} for {costs.cores}"
+    if costs.load_per_process:
+        free += " (the load shares per process)"
+    parts.append(free)
     if costs.memory_per_env_bytes:
         parts.append(f"{costs.memory_per_env_bytes / 2**20:.1f} MiB/env")
     return "; ".join(parts)

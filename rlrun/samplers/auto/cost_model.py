@@ -18,7 +18,8 @@ CPU seconds; ``agent(b)`` = one ``agent.step`` on ``b`` observations):
 
 Load from other processes enters as measured capacity: one busy process of ours got ``capacity_one`` of
 a core, ``cores`` of them together got ``capacity_all`` cores; ``k`` busy processes then each run
-``min(capacity_one, capacity_all / k)`` of the time. Measuring beats counting other processes: Linux's
+``min(capacity_one, capacity_all / k)`` of the time (more beyond ``cores`` processes when the load
+shares the CPU per process; see :meth:`Costs.share`). Measuring beats counting other processes: Linux's
 autogroups give each session a share whatever its process count, so more workers need not get more
 CPU beside another session's load. Measured round trips already carry the load they were measured under.
 """
@@ -102,9 +103,34 @@ class Costs:
 
     def share(self, busy: int) -> float:
         """The share of a core each of ``busy`` processes of ours gets beside the other load: what one
-        got alone, or the cores all of them got, split ``busy`` ways, whichever is less."""
+        got alone, or the cores all of them got, split ``busy`` ways, whichever is less. Beyond ``cores``
+        processes, where the load shares the CPU per process (:attr:`load_per_process`), more processes
+        of ours take more of it: ``busy`` of them beside ``L`` busy others get ``cores * busy / (busy + L)``
+        cores together, scaled to what ``cores`` of them got."""
+        busy = max(1, busy)
         together = self.cores if self.capacity_all is None else self.capacity_all
-        return min(1.0, self.capacity_one, together / max(1, busy))
+        if busy > self.cores and self.load_per_process:
+            others = self._others_per_process()
+            together *= busy * (self.cores + others) / (self.cores * (busy + others))
+        return min(1.0, self.capacity_one, together / busy)
+
+    def _others_per_process(self) -> float:
+        """``L``, the busy processes that, sharing the CPU per process, leave ``capacity_all`` cores to
+        ``cores`` processes of ours: ``cores * cores / (cores + L) = capacity_all``."""
+        together = self.cores if self.capacity_all is None else self.capacity_all
+        return max(0.0, self.cores * self.cores / max(together, 1e-9) - self.cores)
+
+    @property
+    def load_per_process(self) -> bool:
+        """Whether the other load shares the CPU with ours per process (it runs in our scheduler group: the
+        same session, or a kernel without autogroups), rather than per session. Told apart by what one
+        process of ours got: per process, no more than ``cores / (1 + L)`` of a core for the ``L`` that
+        the probe with ``cores`` processes implies; per session, a whole core while other sessions are
+        busy (its group's share)."""
+        others = self._others_per_process()
+        if others < 0.1 * self.cores:  # (nearly) nothing else runs: the question does not arise
+            return False
+        return self.capacity_one <= 1.15 * min(1.0, self.cores / (1.0 + others))
 
     @property
     def other_load(self) -> float:
@@ -200,8 +226,8 @@ def predict(layout: Layout, costs: Costs, batch_B: int, batch_T: int) -> Predict
     master_cycle = 2.0 * turn
     group_cycle = turn + costs.served_step(W) - costs.served_master(W) + group
     cycle = max(master_cycle, group_cycle)
-    if costs.device_is_cpu:  # every process's CPU work shares the cores
-        busy = W + 1
+    if costs.device_is_cpu:  # every process's CPU work shares the cores: the 2W workers and the master
+        busy = 2 * W + 1
         capacity = busy * costs.share(busy)
         work = B * env + 2.0 * (costs.agent_cpu(half) + costs.served_master(W) + W * costs.served_worker_s)
         cycle = max(cycle, work / capacity)
