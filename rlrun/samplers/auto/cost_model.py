@@ -10,9 +10,9 @@ CPU seconds; ``agent(b)`` = one ``agent.step`` on ``b`` observations):
 - ``gpu`` (served) with W workers: per step the workers step their envs, then the master acts for all
   ``batch_B`` envs on the run's device; a served step's signals and copies (``served_step``) per step;
 - ``alternating`` on W cores (2W workers, two groups of ``batch_B / 2`` envs): the master acts for one
-  group while the other steps; per step the longer of the master's two turns (its calls and its own share
-  of serving, ``served_master``) and one group's round (its env steps, its wake-up, and the master's turn
-  for it). Only the master's own work is paid twice; the workers' wake-up overlaps the other group's turn.
+  group while the other could step; on the 2-core VM the groups' steps mostly waited for the master's
+  turns, so per step: the master's two turns (its calls and its own share of serving,
+  ``served_master``), then the two groups' env steps side by side, and one wake-up of their workers.
   With the agent on the CPU the master's turn is slowed while the other group's workers work beside it
   (by ``share(W + 1)`` for that part of the turn), and all their CPU work together bounds the cycle.
 
@@ -207,10 +207,11 @@ def predict(layout: Layout, costs: Costs, batch_B: int, batch_T: int) -> Predict
         batch = T * step + costs.round_trip(W)
         bound = "the served call" if master > workers else "the workers' env steps"
         return Prediction(B * T / batch, bound, tuple(split))
-    # alternating: two groups of B/2 envs, each group on W workers (one per core). The master serves the
-    # groups in turn, and a group steps while the master acts for the other one; so per time step the
-    # master's turns (its call and its own serving work, twice) and one group's round (its turn, then the
-    # wait for its workers: their wake-up and env steps) each bound the cycle, whichever is longer.
+    # alternating: two groups of B/2 envs, each group on W workers (one per core), served in turn. Ideally
+    # a group steps while the master acts for the other; measured on 2 cores, the groups' steps mostly
+    # wait for the master's turns instead (a pipe wake-up places the woken worker on the waker's core,
+    # where the master goes on with the other group's turn). So per time step: the master's two turns
+    # (its calls and its own serving work), then the groups' env steps side by side, and one wake-up.
     half = B // 2
     split = split_envs(half, W)
     b = split[0]
@@ -224,8 +225,8 @@ def predict(layout: Layout, costs: Costs, batch_B: int, batch_T: int) -> Predict
     else:  # the call runs on the device; the master's own work still takes a core
         turn += costs.served_master(W) * (1.0 / costs.share(1) - 1.0)
     master_cycle = 2.0 * turn
-    group_cycle = turn + costs.served_step(W) - costs.served_master(W) + group
-    cycle = max(master_cycle, group_cycle)
+    group_cycle = group + costs.served_step(W) - costs.served_master(W)  # the workers' part: steps, wake-up
+    cycle = master_cycle + group_cycle
     if costs.device_is_cpu:  # every process's CPU work shares the cores: the 2W workers and the master
         busy = 2 * W + 1
         capacity = busy * costs.share(busy)
