@@ -34,6 +34,7 @@ def costs(
     round_trip_s: float = 60 * US,
     per_worker_s: float = 20 * US,
     served_s: float = 150 * US,
+    served_master_s: float | None = None,
     capacity_one: float = 1.0,
     capacity_all: float | None = None,
     spread: float = 0.1,
@@ -49,6 +50,7 @@ def costs(
         round_trip_per_worker_s=per_worker_s,
         cores=cores,
         served_step_s=served_s,
+        served_master_s=served_master_s,
         capacity_one=capacity_one,
         capacity_all=capacity_all,
     )
@@ -122,6 +124,56 @@ def test_pong_on_16_cores_with_an_h200_serves_from_the_gpu():
     assert table[Layout("gpu", 16)] > 1.15 * table[Layout("cpu", 16)]  # 0.55 ms served against 1.2 ms per worker
 
 
+def test_alternating_with_env_bound_groups_steps_the_two_groups_side_by_side():
+    # A 2 ms env, the MLP, 8 envs in two groups of 4, one worker per group on 2 quiet cores. Per time step
+    # the master takes its two turns (0.2 ms call + 50 us of its own serving work each), then the two
+    # groups step their 4 envs (8 ms) side by side, one on each core, and their workers' wake-up (the
+    # served step's other 110 us) is paid once. The formula that paid each group's steps and the whole
+    # served step once per group (twice a step) predicted about Serial's speed.
+    c = costs(2 * MS, MLP, spread=0.0, served_s=100 * US, served_master_s=50 * US)
+    env = c.env_step_s + c.collector_s
+    step = 2 * (MLP(4) + 50 * US) + 4 * env + (c.served_step(1) - 50 * US)
+    expected = 8 * 8 / (8 * step + c.round_trip(2))
+    alternating = predict(Layout("alternating", 1), c, 8, 8)
+    assert alternating.steps_per_s == pytest.approx(expected, rel=1e-6)
+    assert alternating.bound == "the workers' env steps"
+    assert alternating.steps_per_s > 1.8 * predict(Layout("serial"), c, 8, 8).steps_per_s
+
+
+def test_alternating_master_pays_its_own_serving_work_twice_a_step_and_the_wake_up_once():
+    # A free env and the CNN on the CPU: the master's two turns a step set the pace. Of a served step's
+    # 1.06 ms, the master's own work is 50 us, paid in each turn; the rest is the workers' wake-up, paid
+    # once a step, as both groups step side by side.
+    c = costs(5 * US, CNN_CPU, spread=0.0, served_s=1 * MS, served_master_s=50 * US)
+    turn = CNN_CPU(8) + 50 * US
+    step = 2 * turn + 8 * (5 + 3) * US + (c.served_step(1) - 50 * US)
+    alternating = predict(Layout("alternating", 1), c, 16, 5)
+    assert alternating.steps_per_s == pytest.approx(16 * 5 / (5 * step + c.round_trip(2)), rel=1e-6)
+    assert alternating.bound == "the master's turns"
+    # Without the split, the master is taken to do all of a served step's work in each turn.
+    whole = costs(5 * US, CNN_CPU, spread=0.0, served_s=1 * MS)
+    slower = 16 * 5 / (5 * (2 * (CNN_CPU(8) + whole.served_step(1)) + 8 * 8 * US) + whole.round_trip(2))
+    assert predict(Layout("alternating", 1), whole, 16, 5).steps_per_s == pytest.approx(slower, rel=1e-6)
+
+
+def test_alternating_master_on_the_cpu_is_slowed_only_while_the_other_groups_workers_work():
+    # Two workers per group on 2 cores: while the master acts for one group, the other group's two
+    # workers step their 4 envs (92 us) and do their own serving work (100 us) beside it, three processes
+    # on two cores, for about a tenth of the master's 2 ms turn. Only that tenth runs at 2/3 speed.
+    c = Costs(**{**costs(20 * US, CNN_CPU, spread=0.0, served_master_s=50 * US).__dict__, "served_worker_s": 100 * US})
+    alone = CNN_CPU(8) + 50 * US
+    group_work = 4 * (20 + 3) * US
+    overlap = (group_work + 100 * US) / alone
+    turn = alone * ((1 - overlap) + overlap * 3 / 2)
+    step = 2 * turn + group_work * 3 / 2 + (c.served_step(2) - 50 * US)
+    alternating = predict(Layout("alternating", 2), c, 16, 5)
+    assert alternating.steps_per_s == pytest.approx(16 * 5 / (5 * step + c.round_trip(4)), rel=1e-6)
+    assert alternating.bound == "the master's turns"
+    # Slower than a master alone on its core, faster than one slowed for its whole turn.
+    fixed = group_work * 3 / 2 + c.served_step(2) - 50 * US
+    assert 16 / (2 * alone * 1.5 + fixed) < 16 / step < 16 / (2 * alone + fixed)
+
+
 def test_load_from_other_processes_counts_only_the_cores_they_leave():
     quiet = costs(2 * MS, MLP)
     # One process of ours gets a whole core, but two get no more than one core together (another session's
@@ -130,6 +182,26 @@ def test_load_from_other_processes_counts_only_the_cores_they_leave():
     assert choose(quiet, Constraints(8, 8)).layout == Layout("cpu", 2)
     assert choose(loaded, Constraints(8, 8)).layout == Layout("serial")
     assert loaded.other_load == pytest.approx(1.0) and quiet.other_load == 0.0
+
+
+def test_load_that_shares_the_cpu_per_process_gives_more_of_it_to_more_processes():
+    # Two busy neighbours in our own scheduler group on 2 cores: one process of ours gets 2/3 of a core,
+    # two get 1 core, and four get 4/6 of 2 cores, 1.33, since the scheduler shares per process.
+    same_group = costs(2 * MS, MLP, capacity_one=2 / 3, capacity_all=1.0)
+    assert same_group.load_per_process
+    assert 4 * same_group.share(4) == pytest.approx(4 / 3)
+    assert 2 * same_group.share(2) == pytest.approx(1.0) and same_group.share(1) == pytest.approx(2 / 3)
+    # Another session's load: one process of ours gets a whole core, and so do four together.
+    other_session = costs(2 * MS, MLP, capacity_one=1.0, capacity_all=1.0)
+    assert not other_session.load_per_process
+    assert 4 * other_session.share(4) == pytest.approx(1.0)
+    assert not costs(2 * MS, MLP).load_per_process  # a quiet machine
+    # The 2 ms env beside the same-group load: alternating runs 4 workers and the master, 5 of the 7
+    # runnable processes, and beats 2 CpuSampler workers (which get 1 core), as the benchmark measured.
+    choice = choose(same_group, Constraints(8, 8))
+    assert choice.layout == Layout("alternating", 2), choice.format()
+    # Beside another session, more processes buy nothing.
+    assert choose(other_session, Constraints(8, 8)).layout.kind in ("serial", "cpu")
 
 
 def test_an_async_run_keeps_a_core_for_its_optimiser():

@@ -26,6 +26,7 @@ def test_auto_measures_cartpole_and_its_choice_samples():
     costs = choice.costs
     assert 0 < costs.env_step_s < 0.01 and costs.agent_cpu(4) > 0 and costs.round_trip_s > 0
     assert costs.cores >= 1 and 0 < costs.capacity_one <= 1.0
+    assert costs.served_master_s is not None and 0 <= costs.served_master_s  # the master's part of a served step
     assert choice.layout in candidates(costs, choice.constraints)[0]
     assert agent.model is None  # the probes acted with copies; the run's agent is still uninitialised
     sampler = sampler_class(choice.layout.kind)(

@@ -147,9 +147,17 @@ def format_costs(costs: Costs) -> str:
     if not costs.device_is_cpu:
         parts.append(agent_line("on the device", costs.agent_device.points))
     parts.append(f"round trip {costs.round_trip_s * us:.0f} us +{costs.round_trip_per_worker_s * us:.0f} us/worker")
-    parts.append(f"served step +{costs.served_step_s * us:.0f} us")
+    served = f"served step +{costs.served_step_s * us:.0f} us"
+    if costs.served_master_s is not None:
+        served += (
+            f" (master's own work {costs.served_master_s * us:.0f} us, a worker's {costs.served_worker_s * us:.0f} us)"
+        )
+    parts.append(served)
     together = costs.cores if costs.capacity_all is None else costs.capacity_all
-    parts.append(f"{costs.cores} cores; free: {costs.capacity_one:.2f} for 1 process, {together:.2f} for {costs.cores}")
+    free = f"{costs.cores} cores; free: {costs.capacity_one:.2f} for 1 process, {together:.2f} for {costs.cores}"
+    if costs.load_per_process:
+        free += " (the load shares per process)"
+    parts.append(free)
     if costs.memory_per_env_bytes:
         parts.append(f"{costs.memory_per_env_bytes / 2**20:.1f} MiB/env")
     return "; ".join(parts)

@@ -10,11 +10,16 @@ CPU seconds; ``agent(b)`` = one ``agent.step`` on ``b`` observations):
 - ``gpu`` (served) with W workers: per step the workers step their envs, then the master acts for all
   ``batch_B`` envs on the run's device; a served step's signals and copies (``served_step``) per step;
 - ``alternating`` on W cores (2W workers, two groups of ``batch_B / 2`` envs): the master acts for one
-  group while the other steps; per step the slower of the two, twice.
+  group while the other could step; on the 2-core VM the groups' steps mostly waited for the master's
+  turns, so per step: the master's two turns (its calls and its own share of serving,
+  ``served_master``), then the two groups' env steps side by side, and one wake-up of their workers.
+  With the agent on the CPU the master's turn is slowed while the other group's workers work beside it
+  (by ``share(W + 1)`` for that part of the turn), and all their CPU work together bounds the cycle.
 
 Load from other processes enters as measured capacity: one busy process of ours got ``capacity_one`` of
 a core, ``cores`` of them together got ``capacity_all`` cores; ``k`` busy processes then each run
-``min(capacity_one, capacity_all / k)`` of the time. Measuring beats counting other processes: Linux's
+``min(capacity_one, capacity_all / k)`` of the time (more beyond ``cores`` processes when the load
+shares the CPU per process; see :meth:`Costs.share`). Measuring beats counting other processes: Linux's
 autogroups give each session a share whatever its process count, so more workers need not get more
 CPU beside another session's load. Measured round trips already carry the load they were measured under.
 """
@@ -74,6 +79,10 @@ class Costs:
     round_trip_per_worker_s: float  # what each further worker adds to a round trip
     cores: int  # CPUs this process may use
     served_step_s: float = 0.0  # a served step's machinery beyond one round trip: step buffers, signals
+    # The master's own CPU seconds of a served step (gathering, copies, sending), the agent call not counted;
+    # the rest of ``served_step`` is waiting for the workers to wake. None: all of it (the master never waits).
+    served_master_s: float | None = None
+    served_worker_s: float = 0.0  # a served worker's own CPU seconds per step beyond its envs (signals, its loop)
     capacity_one: float = 1.0  # the cores' worth of work one busy process of ours got done (1.0 on a quiet machine)
     capacity_all: float | None = None  # the same for ``cores`` busy processes of ours together (None: all)
     reset_s: float = 0.0  # one env reset, for the table (already spread into env_step_s)
@@ -87,11 +96,41 @@ class Costs:
         """One served time step's signals and copies, the agent call not counted."""
         return self.round_trip(workers) + self.served_step_s
 
+    def served_master(self, workers: int) -> float:
+        """The master's own share of :meth:`served_step`: what it cannot overlap with another group's turn."""
+        whole = self.served_step(workers)
+        return whole if self.served_master_s is None else min(whole, self.served_master_s)
+
     def share(self, busy: int) -> float:
         """The share of a core each of ``busy`` processes of ours gets beside the other load: what one
-        got alone, or the cores all of them got, split ``busy`` ways, whichever is less."""
+        got alone, or the cores all of them got, split ``busy`` ways, whichever is less. Beyond ``cores``
+        processes, where the load shares the CPU per process (:attr:`load_per_process`), more processes
+        of ours take more of it: ``busy`` of them beside ``L`` busy others get ``cores * busy / (busy + L)``
+        cores together, scaled to what ``cores`` of them got."""
+        busy = max(1, busy)
         together = self.cores if self.capacity_all is None else self.capacity_all
-        return min(1.0, self.capacity_one, together / max(1, busy))
+        if busy > self.cores and self.load_per_process:
+            others = self._others_per_process()
+            together *= busy * (self.cores + others) / (self.cores * (busy + others))
+        return min(1.0, self.capacity_one, together / busy)
+
+    def _others_per_process(self) -> float:
+        """``L``, the busy processes that, sharing the CPU per process, leave ``capacity_all`` cores to
+        ``cores`` processes of ours: ``cores * cores / (cores + L) = capacity_all``."""
+        together = self.cores if self.capacity_all is None else self.capacity_all
+        return max(0.0, self.cores * self.cores / max(together, 1e-9) - self.cores)
+
+    @property
+    def load_per_process(self) -> bool:
+        """Whether the other load shares the CPU with ours per process (it runs in our scheduler group: the
+        same session, or a kernel without autogroups), rather than per session. Told apart by what one
+        process of ours got: per process, no more than ``cores / (1 + L)`` of a core for the ``L`` that
+        the probe with ``cores`` processes implies; per session, a whole core while other sessions are
+        busy (its group's share)."""
+        others = self._others_per_process()
+        if others < 0.1 * self.cores:  # (nearly) nothing else runs: the question does not arise
+            return False
+        return self.capacity_one <= 1.15 * min(1.0, self.cores / (1.0 + others))
 
     @property
     def other_load(self) -> float:
@@ -168,19 +207,33 @@ def predict(layout: Layout, costs: Costs, batch_B: int, batch_T: int) -> Predict
         batch = T * step + costs.round_trip(W)
         bound = "the served call" if master > workers else "the workers' env steps"
         return Prediction(B * T / batch, bound, tuple(split))
-    # alternating: two groups of B/2 envs, each group on W workers (one per core)
+    # alternating: two groups of B/2 envs, each group on W workers (one per core), served in turn. Ideally
+    # a group steps while the master acts for the other; measured on 2 cores, the groups' steps mostly
+    # wait for the master's turns instead (a pipe wake-up places the woken worker on the waker's core,
+    # where the master goes on with the other group's turn). So per time step: the master's two turns
+    # (its calls and its own serving work), then the groups' env steps side by side, and one wake-up.
     half = B // 2
     split = split_envs(half, W)
     b = split[0]
-    group = _slowest_of(b * env, costs.env_step_spread, W, b) / costs.share(W + 1)
-    master = costs.agent_device(half) / (costs.share(W + 1) if costs.device_is_cpu else 1.0)
-    cycle = 2.0 * (max(group, master) + costs.served_step(W))
-    if costs.device_is_cpu:  # the master's calls and the workers' steps share the cores
-        busy = W + 1
+    group_work = _slowest_of(b * env, costs.env_step_spread, W, b)
+    group = group_work / costs.share(W + 1)
+    turn = costs.agent_device(half) + costs.served_master(W)
+    if costs.device_is_cpu:
+        # The master's turn shares the cores with the other group's W workers only while they work.
+        overlap = min(1.0, (group_work + costs.served_worker_s) / turn) if turn > 0 else 0.0
+        turn *= (1.0 - overlap) / costs.share(1) + overlap / costs.share(W + 1)
+    else:  # the call runs on the device; the master's own work still takes a core
+        turn += costs.served_master(W) * (1.0 / costs.share(1) - 1.0)
+    master_cycle = 2.0 * turn
+    group_cycle = group + costs.served_step(W) - costs.served_master(W)  # the workers' part: steps, wake-up
+    cycle = master_cycle + group_cycle
+    if costs.device_is_cpu:  # every process's CPU work shares the cores: the 2W workers and the master
+        busy = 2 * W + 1
         capacity = busy * costs.share(busy)
-        cycle = max(cycle, (B * env + 2.0 * costs.agent_cpu(half)) / capacity)
+        work = B * env + 2.0 * (costs.agent_cpu(half) + costs.served_master(W) + W * costs.served_worker_s)
+        cycle = max(cycle, work / capacity)
     batch = T * cycle + costs.round_trip(2 * W)
-    bound = "the served call" if master > group else "the workers' env steps"
+    bound = "the master's turns" if master_cycle >= group_cycle else "the workers' env steps"
     return Prediction(B * T / batch, bound, tuple(split + split))
 
 

@@ -34,6 +34,7 @@ __all__ = [
     "time_capacity",
     "CapacityProbe",
     "capacities",
+    "ServedStep",
     "time_served_step",
     "time_collector",
     "time_env",
@@ -265,9 +266,29 @@ def time_collector(
         sampler.shutdown()
 
 
-def time_served_step(workers: int, batch_T: int, seconds: float) -> float:
-    """Wall seconds per time step of a GpuSampler (agent on the CPU) on ``workers`` free :class:`BusyEnv`
-    envs, less its agent calls: what serving costs beyond acting."""
+@dataclass(frozen=True)
+class ServedStep:
+    """What serving costs per time step beyond the agent's call (:func:`time_served_step`): ``wall_s`` in
+    all; ``master_s``, the master's own CPU work in it (gathering, copies, signals; the rest is waiting for
+    the workers, which an alternating sampler overlaps with the other group's turn); ``worker_s``, each
+    worker's CPU work per step on a free env (its signals and its collector's loop)."""
+
+    wall_s: float
+    master_s: float
+    worker_s: float
+
+
+def _cpu_seconds(processes: Iterable[psutil.Process]) -> float:
+    total = 0.0
+    for process in processes:
+        times = process.cpu_times()
+        total += times.user + times.system
+    return total
+
+
+def time_served_step(workers: int, batch_T: int, seconds: float) -> ServedStep:
+    """Time a GpuSampler (agent on the CPU) on ``workers`` free :class:`BusyEnv` envs, less its agent
+    calls: wall seconds, the master's CPU seconds and each worker's CPU seconds per time step."""
     from rlrun.agents.pg.categorical import CategoricalPgAgent
     from rlrun.samplers.auto.busy_env import BusyEnv
     from rlrun.samplers.parallel.gpu.sampler import GpuSampler
@@ -279,15 +300,23 @@ def time_served_step(workers: int, batch_T: int, seconds: float) -> float:
     try:
         agent.sample_mode(0)
         sampler.obtain_samples(0)  # warm-up
+        children = [psutil.Process(p.pid) for p in sampler.workers if p.pid is not None]
         itr = 1
-        start = time.perf_counter()
+        start, cpu_start, children_start = time.perf_counter(), CPU_CLOCK(), _cpu_seconds(children)
         while (elapsed := time.perf_counter() - start) < seconds or itr < 3:
             sampler.obtain_samples(itr)
             itr += 1
-        per_step = elapsed / ((itr - 1) * batch_T)
+        steps = (itr - 1) * batch_T
+        master_s = (CPU_CLOCK() - cpu_start) / steps
+        worker_s = (_cpu_seconds(children) - children_start) / steps / max(1, len(children))
+        per_step = elapsed / steps
         env = BusyEnv()
         acting = time_agent(agent, env, [workers], seconds / 4).points[0][1]
-        return max(0.0, per_step - acting)
+        return ServedStep(
+            wall_s=max(0.0, per_step - acting),
+            master_s=max(0.0, min(per_step, master_s) - acting),
+            worker_s=min(per_step, worker_s),
+        )
     finally:
         sampler.shutdown()
 
@@ -316,7 +345,7 @@ def measure_costs(
         round_n = time_round_trip(max_workers, settings.round_trip_seconds) if max_workers > 1 else round_1
         per_worker = max(0.0, (round_n - round_1) / max(1, max_workers - 1))
         cores = usable_cores()
-        served = time_served_step(max_workers, 16, settings.served_seconds) if settings.served else 0.0
+        served = time_served_step(max_workers, 16, settings.served_seconds) if settings.served else None
         me = psutil.Process()
         rss0 = me.memory_info().rss
         env = EnvCls(**env_kwargs)
@@ -363,7 +392,9 @@ def measure_costs(
         device_is_cpu=device_is_cpu,
         round_trip_s=round_1,
         round_trip_per_worker_s=per_worker,
-        served_step_s=max(0.0, served - round_n) if settings.served else 0.0,
+        served_step_s=max(0.0, served.wall_s - round_n) if served is not None else 0.0,
+        served_master_s=min(served.wall_s, served.master_s) if served is not None else None,
+        served_worker_s=served.worker_s if served is not None else 0.0,
         cores=cores,
         capacity_one=capacity_one,
         capacity_all=min(float(cores), capacity_all),
