@@ -457,19 +457,22 @@ class DQN(QLearning[FfQAgentT, StepLogT]):
             # Windows cut short by a time limit bootstrap after fewer steps (replays with timeout).
             n = samples.steps_n if "steps_n" in samples else self.n_step_return
             y = samples.return_ + (1 - samples.done_n.float()) * self.discount**n * target_q
-        delta = y - q
-        abs_delta = delta.abs()
-        losses = 0.5 * delta**2
-        if self.delta_clip is not None:  # Huber: linear beyond delta_clip
-            losses = torch.where(
-                abs_delta <= self.delta_clip, losses, self.delta_clip * (abs_delta - self.delta_clip / 2)
-            )
+        losses, td_abs_errors = td_losses(y - q, self.delta_clip)
         if "is_weights" in samples._fields:
             losses = losses * samples.is_weights
-        td_abs_errors = abs_delta.detach()
-        if self.delta_clip is not None:
-            td_abs_errors = td_abs_errors.clamp(max=self.delta_clip)
         return losses.mean(), td_abs_errors
+
+
+def td_losses(delta: torch.Tensor, delta_clip: float | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-element losses of TD errors ``delta``: ``delta**2 / 2``, linear beyond ``delta_clip`` (Huber) when
+    given; and ``|delta|`` without grad, clipped at ``delta_clip``, for logging and priorities."""
+    abs_delta = delta.abs()
+    losses = 0.5 * delta**2
+    td_abs_errors = abs_delta.detach()
+    if delta_clip is not None:
+        losses = torch.where(abs_delta <= delta_clip, losses, delta_clip * (abs_delta - delta_clip / 2))
+        td_abs_errors = td_abs_errors.clamp(max=delta_clip)
+    return losses, td_abs_errors
 
 
 def is_frame_stack(observation: object) -> bool:

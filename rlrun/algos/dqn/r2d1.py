@@ -17,7 +17,7 @@ import torch
 
 from rlrun.agents.base import BaseAgent
 from rlrun.agents.dqn.r2d1_agent import R2d1AgentBase
-from rlrun.algos.dqn.dqn import QLearning, SamplesToBuffer, SamplesToBufferTl, is_frame_stack
+from rlrun.algos.dqn.dqn import QLearning, SamplesToBuffer, SamplesToBufferTl, is_frame_stack, td_losses
 from rlrun.algos.opt_info import StepValue
 from rlrun.algos.recurrent import run_with_resets
 from rlrun.models.lstm import RecurrentState
@@ -363,20 +363,11 @@ class R2D1(QLearning[R2d1AgentBase, OptInfo]):
                 return_ + (1 - done_n) * self.discount**steps * inv_value_rescale(target_q, self.value_scale_eps),
                 self.value_scale_eps,
             )
-        delta = y - q
-        abs_delta = delta.abs()
-        losses = 0.5 * delta**2
-        if self.delta_clip is not None:  # Huber: linear beyond delta_clip
-            losses = torch.where(
-                abs_delta <= self.delta_clip, losses, self.delta_clip * (abs_delta - self.delta_clip / 2)
-            )
+        losses, td_abs_errors = td_losses(y - q, self.delta_clip)
         if "is_weights" in samples._fields:
             losses = losses * samples.is_weights.unsqueeze(0)
         valid = samples.valid[wT:].float()
         loss = valid_mean(losses, valid)
-        td_abs_errors = abs_delta.detach()
-        if self.delta_clip is not None:
-            td_abs_errors = td_abs_errors.clamp(max=self.delta_clip)
         priorities = self._sequence_priorities(td_abs_errors, valid)
         return loss, td_abs_errors * valid, priorities
 
