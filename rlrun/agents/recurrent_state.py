@@ -23,7 +23,35 @@ import torch
 
 from rlrun.models.lstm import RecurrentState
 
-__all__ = ["GroupMemory", "ServedGroups", "RecurrentMemory", "zero_batch_entry", "hide_previous_step"]
+__all__ = [
+    "GroupMemory",
+    "ServedGroups",
+    "RecurrentMemory",
+    "StatelessRnnHooks",
+    "zero_batch_entry",
+    "hide_previous_step",
+]
+
+
+class StatelessRnnHooks:
+    """The recurrent-state hooks of a recurrent agent class that keeps no state itself (rlpyt's ``...Base``
+    agents: ``R2d1AgentBase``, ``RecurrentCategoricalPgAgentBase``, ``RecurrentGaussianPgAgentBase``): every
+    step starts from zeros and no env is marked as starting an episode.
+    :class:`~rlrun.agents.base.RecurrentAgentMixin`, put before the agent class, replaces them with its
+    :class:`RecurrentMemory`'s. No rlrun base, so it adds no level to a class chain.
+    """
+
+    @property
+    def prev_rnn_state(self) -> RecurrentState | None:
+        """The state the next step starts from: always None (zeros)."""
+        return None
+
+    def advance_rnn_state(self, new_rnn_state: RecurrentState) -> None:
+        """Keep the state a step produced: nothing is kept."""
+
+    def episode_starts(self, B: int) -> torch.Tensor | None:
+        """Which of the ``B`` envs the next step starts an episode for: none marked."""
+        return None
 
 
 def zero_batch_entry(state: RecurrentState | None, idx: int) -> None:

@@ -115,6 +115,10 @@ class AsyncRlBase(MinibatchRlBase[AgentT]):
     ``process_timeout`` (seconds, None for none) is the longest the optimiser waits for the sampler to
     make progress (a batch reported or copied) before it reports the run stuck, with the stacks of the
     sampler process and the copier; a process that fails or dies is reported within a second.
+
+    Diagnostics go through :meth:`store_diagnostics` as in the synchronous runners, keyed by the sampler
+    iteration: each batch's trajectories when the sampler reports it, each optimiser step's ``opt_info``
+    when it is taken (keyed by the latest batch done).
     """
 
     # The asynchronous parts have more to them than the synchronous contracts (async_initialize, ...).
@@ -209,7 +213,8 @@ class AsyncRlBase(MinibatchRlBase[AgentT]):
                 self.agent.send_shared_memory()
                 self.throttle_itr += self.delta_throttle_itr
                 ctrl.throttle[0] = self.throttle_itr
-                self.diagnostics.add_opt_info(opt_info)
+                # Keyed by the latest sampler batch known done, so the row counters never step back.
+                self.store_diagnostics(max(self._sampler_itrs, copied) - 1, [], opt_info)
                 self._opt_itr += 1
             elif self._sampler_done and copied >= self.n_itr:
                 break
@@ -256,7 +261,7 @@ class AsyncRlBase(MinibatchRlBase[AgentT]):
         if kind == "batch":
             itr, traj_infos, self._worker_restarts = message[1], message[2], message[3]
             self._sampler_itrs = itr + 1
-            self.diagnostics.add_trajs(traj_infos)
+            self.store_diagnostics(itr, traj_infos, None)  # before on_batch, which may log the row
             self.on_batch(itr, traj_infos)
         elif kind == "eval":
             self.on_evaluation(message[1], message[2], message[3])

@@ -208,12 +208,17 @@ class AgentContract(Protocol):
 
 
 if TYPE_CHECKING:  # The type checker proves the base classes meet the contracts.
-    from rlrun.agents.dqn.dqn_agent import DqnAgent
+    from rlrun.agents.dqn.q_agent import EpsilonGreedyQAgent
     from rlrun.algos.base import RlAlgorithm
-    from rlrun.algos.dqn.dqn import DQN, DqnStepLog
+    from rlrun.algos.dqn.dqn import DqnStepLog, QLearning
     from rlrun.samplers.base import BaseSampler
 
     def _base_classes_meet_the_contracts(
-        sampler: BaseSampler, algo: RlAlgorithm[BaseAgent], agent: BaseAgent, dqn: DQN[DqnStepLog]
-    ) -> tuple[SamplerContract, AlgorithmContract[BaseAgent], AgentContract, AsyncAlgorithmContract[DqnAgent]]:
+        sampler: BaseSampler,
+        algo: RlAlgorithm[BaseAgent],
+        agent: BaseAgent,
+        dqn: QLearning[EpsilonGreedyQAgent, DqnStepLog],
+    ) -> tuple[
+        SamplerContract, AlgorithmContract[BaseAgent], AgentContract, AsyncAlgorithmContract[EpsilonGreedyQAgent]
+    ]:
         return sampler, algo, agent, dqn

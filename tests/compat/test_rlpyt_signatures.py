@@ -127,8 +127,8 @@ _ASYNC_DIAGNOSTICS = (
     "AsyncRlEval MinibatchRlEval): a row follows the sampler's batches and is keyed by the sampler iteration "
     "(hooks on_batch, on_evaluation, on_training_end), so log_diagnostics(itr, traj_infos=None, eval_time=0, prefix), "
     "get_itr_snapshot(itr) and save_itr_snapshot(itr) keep the base runner's signatures with itr the sampler "
-    "iteration, and no throttle time is passed; the asynchronous loop does not call store_diagnostics (each "
-    "opt_info and each batch's trajectories go to runner.diagnostics as they arrive): override on_batch instead"
+    "iteration, and no throttle time is passed; store_diagnostics(itr, traj_infos, opt_info) likewise, called with "
+    "each batch's trajectories and each opt_info as they arrive"
 )
 _SYNC_RANKS = (
     "rlpyt's SyncRl forked a SyncWorker runner (WorkerCls) per extra rank in launch_workers and gave the ranks a "

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from rlrun.agents.base import AgentStep, SpaceTensor
-from rlrun.agents.dqn.dqn_agent import DqnAgent, DqnAgentKwargs
+from rlrun.agents.dqn.q_agent import DqnAgentKwargs, EpsilonGreedyQAgent
 from rlrun.agents.env_spaces import EnvSpacesLike, discrete_action_size
 from rlrun.distributions.epsilon_greedy import CategoricalEpsilonGreedy
 from rlrun.models.dqn.catdqn_mlp import CatDqnMlpModel
@@ -22,7 +22,7 @@ AgentInfo = namedarraytuple("AgentInfo", ["p"])
 
 
 class DqnAgentKwargsWithModel(DqnAgentKwargs, total=False):
-    """:class:`DqnAgent`'s keywords with ``ModelCls``: what :class:`CatDqnAgent` passes on."""
+    """:class:`EpsilonGreedyQAgent`'s keywords with ``ModelCls``: what :class:`CatDqnAgent` passes on."""
 
     ModelCls: type[torch.nn.Module] | None
 
@@ -33,8 +33,8 @@ class CatDqnAgentKwargs(DqnAgentKwargs, total=False):
     n_atoms: int
 
 
-class CatDqnAgent(DqnAgent):
-    """A :class:`DqnAgent` whose model gives, per action, probabilities ``[..., n_actions, n_atoms]``
+class CatDqnAgent(EpsilonGreedyQAgent):
+    """An epsilon-greedy Q agent (:class:`EpsilonGreedyQAgent`) whose model gives, per action, probabilities ``[..., n_actions, n_atoms]``
     over the atom values ``z = linspace(V_min, V_max, n_atoms)``.
 
     ``n_atoms`` is passed on to the model in ``model_kwargs``. The algorithm sets the support with
@@ -42,8 +42,11 @@ class CatDqnAgent(DqnAgent):
     CategoricalDQN's default. Actions are epsilon-greedy on the expected Q ``sum_i p_i z_i``, whose
     argmax does not depend on the support (``z`` is affine in ``V_min`` and ``V_max``), so an agent
     acts the same before and after :meth:`give_V_min_max`. ``__call__`` and ``target`` return the
-    probabilities on the agent's device (for the loss); ``step`` records them, on the CPU, as ``agent_info.p``. Without ``ModelCls`` the agent builds a
-    :class:`CatDqnMlpModel` sized from the env.
+    probabilities on the agent's device (for the loss); ``step`` records them, on the CPU, as
+    ``agent_info.p``. Without ``ModelCls`` the agent builds a :class:`CatDqnMlpModel` sized from the env.
+
+    A sibling of ``DqnAgent``, no longer its subclass as in rlpyt: its ``__call__`` returns distributions
+    ``[..., n_actions, n_atoms]`` where a ``DqnAgent``'s returns Q-values (see ``docs/migration.md``).
     """
 
     default_model_cls = CatDqnMlpModel
@@ -70,7 +73,7 @@ class CatDqnAgent(DqnAgent):
         global_B: int = 1,
         env_ranks: list[int] | None = None,
     ) -> None:
-        """Build the model and target as :class:`DqnAgent` does, exploring over the expected Q."""
+        """Build the model and its target copy, exploring over the expected Q."""
         super().initialize(env_spaces, share_memory, global_B=global_B, env_ranks=env_ranks)
         self.distribution = CategoricalEpsilonGreedy(
             dim=discrete_action_size(self, env_spaces.action),
@@ -91,6 +94,17 @@ class CatDqnAgent(DqnAgent):
         self.V_max = float(V_max)
         if self.distribution is not None:
             self.distribution.set_z(self.z)
+
+    def __call__(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> torch.Tensor:
+        """Probabilities ``[..., n_actions, n_atoms]`` on the agent's device, with grad (training)."""
+        p: torch.Tensor = self.model(*self._inputs(observation, prev_action, prev_reward))
+        return p
+
+    @torch.no_grad()
+    def target(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> torch.Tensor:
+        """Target-network probabilities ``[..., n_actions, n_atoms]`` on the agent's device, without grad."""
+        p: torch.Tensor = self.target_model(*self._inputs(observation, prev_action, prev_reward))
+        return p
 
     @torch.no_grad()
     def step(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> AgentStep:

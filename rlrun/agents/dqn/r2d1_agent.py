@@ -5,9 +5,9 @@ from __future__ import annotations
 import torch
 
 from rlrun.agents.base import AgentStep, RecurrentAgentMixin, SpaceTensor
-from rlrun.agents.dqn.dqn_agent import DqnAgent
+from rlrun.agents.dqn.q_agent import EpsilonGreedyQAgent
 from rlrun.agents.pg.base import rnn_state_to_storage
-from rlrun.agents.recurrent_state import hide_previous_step
+from rlrun.agents.recurrent_state import StatelessRnnHooks, hide_previous_step
 from rlrun.models.dqn.r2d1_mlp import R2d1MlpModel
 from rlrun.models.lstm import RecurrentState
 from rlrun.utils.buffer import buffer_to
@@ -20,8 +20,10 @@ __all__ = ["AgentInfo", "R2d1AgentBase", "R2d1Agent", "R2d1AlternatingAgent"]
 AgentInfo = namedarraytuple("AgentInfo", ["q", "prev_rnn_state"])
 
 
-class R2d1AgentBase(DqnAgent):
-    """A :class:`DqnAgent` whose model also takes and returns a recurrent state.
+class R2d1AgentBase(StatelessRnnHooks, EpsilonGreedyQAgent):
+    """An epsilon-greedy Q agent (:class:`EpsilonGreedyQAgent`) whose model also takes and returns a
+    recurrent state. A sibling of ``DqnAgent``, no longer its subclass as in rlpyt: its ``__call__`` and
+    ``target`` return ``(q, rnn_state)`` where a ``DqnAgent``'s return ``q`` (see ``docs/migration.md``).
 
     The model is called ``model(observation, prev_action_onehot, prev_reward, rnn_state)`` and returns
     ``(q, next_rnn_state)``, states ``[N, B, H]`` (a tensor or a tuple of them, e.g. ``RnnState(h,
@@ -33,19 +35,6 @@ class R2d1AgentBase(DqnAgent):
 
     recurrent = True
     default_model_cls = R2d1MlpModel
-
-    @property
-    def prev_rnn_state(self) -> RecurrentState | None:
-        """The state the next step starts from: always None (zeros) here; :class:`RecurrentAgentMixin` keeps it."""
-        return None
-
-    def advance_rnn_state(self, new_rnn_state: RecurrentState) -> None:
-        """Keep the state a step produced: nothing here; :class:`RecurrentAgentMixin` keeps it."""
-
-    def episode_starts(self, B: int) -> torch.Tensor | None:
-        """Which of the ``B`` envs the next :meth:`step` starts an episode for (bool ``[B]``), or None for
-        none: always None here, as this agent keeps no state; :class:`R2d1Agent` tracks its resets."""
-        return None
 
     def _inputs(
         self,
@@ -63,7 +52,7 @@ class R2d1AgentBase(DqnAgent):
         assert isinstance(prev_action, torch.Tensor)  # discrete actions, one-hot: a tensor
         return observation, *hide_previous_step(prev_action, prev_reward, episode_start)
 
-    def __call__(  # type: ignore[override]
+    def __call__(
         self,
         observation: SpaceTensor,
         prev_action: SpaceTensor,
@@ -80,7 +69,7 @@ class R2d1AgentBase(DqnAgent):
         return q.cpu(), rnn_state
 
     @torch.no_grad()
-    def target(  # type: ignore[override]
+    def target(
         self,
         observation: SpaceTensor,
         prev_action: SpaceTensor,

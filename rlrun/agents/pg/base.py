@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol, TypeGuard
 
 import torch
 
+from rlrun.agents.base import BaseAgent, SpaceTensor
 from rlrun.models.lstm import RecurrentState
 from rlrun.utils.buffer import buffer_func, buffer_method
-from rlrun.utils.collections import namedarraytuple
+from rlrun.utils.collections import NamedArrayTuple, namedarraytuple
 
 __all__ = [
     "AgentInfo",
     "AgentInfoRnn",
     "AgentInfoRnnStart",
+    "RecurrentPgAgent",
+    "is_recurrent_pg_agent",
     "rnn_state_to_storage",
     "rnn_state_from_storage",
     "step_episode_start",
@@ -28,6 +31,27 @@ AgentInfoRnn = namedarraytuple("AgentInfoRnn", ["dist_info", "value", "prev_rnn_
 # started from zeros. A2C and PPO replay the batch with the same zeros at the same steps; an agent that
 # records plain AgentInfoRnn is replayed as rlpyt did, with the previous action and reward as stored.
 AgentInfoRnnStart = namedarraytuple("AgentInfoRnnStart", AgentInfoRnn._fields + ("episode_start",))
+
+
+class RecurrentPgAgent(Protocol):
+    """A recurrent policy-gradient agent's training call, as A2C and PPO make it: the forward pass over a
+    ``[T, B]`` batch from ``init_rnn_state`` (``[N, B, H]``), returning ``(dist_info, value, next_rnn_state)``.
+    ``episode_start`` is passed only to agents that record ``agent_info.episode_start`` (rlrun's do)."""
+
+    def __call__(
+        self,
+        observation: SpaceTensor,
+        prev_action: SpaceTensor,
+        prev_reward: torch.Tensor,
+        init_rnn_state: RecurrentState | None = None,
+        episode_start: torch.Tensor | None = None,
+    ) -> tuple[NamedArrayTuple, torch.Tensor, RecurrentState]: ...
+
+
+def is_recurrent_pg_agent(agent: BaseAgent) -> TypeGuard[RecurrentPgAgent]:
+    """Whether ``agent`` declares itself recurrent (``agent.recurrent``): its ``__call__`` then also takes
+    the recurrent state (:class:`RecurrentPgAgent`), which ``BaseAgent``'s feedforward one does not."""
+    return agent.recurrent
 
 
 class _EpisodeStarts(Protocol):
@@ -61,3 +85,13 @@ def rnn_state_from_storage(stored_rnn_state: RecurrentState) -> RecurrentState:
     """A stored ``[B, N, H]`` state back in the model's layout ``[N, B, H]`` (contiguous)."""
     state: RecurrentState = buffer_method(buffer_method(stored_rnn_state, "transpose", 0, 1), "contiguous")
     return state
+
+
+if TYPE_CHECKING:  # The type checker proves rlrun's recurrent pg agents meet the protocol.
+    from rlrun.agents.pg.categorical import RecurrentCategoricalPgAgentBase
+    from rlrun.agents.pg.gaussian import RecurrentGaussianPgAgentBase
+
+    def _recurrent_agents_meet_the_protocol(
+        categorical: RecurrentCategoricalPgAgentBase, gaussian: RecurrentGaussianPgAgentBase
+    ) -> tuple[RecurrentPgAgent, RecurrentPgAgent]:
+        return categorical, gaussian

@@ -11,13 +11,22 @@ from rlrun.agents.base import AgentStep, BaseAgent, BaseAgentKwargs, RecurrentAg
 from rlrun.agents.env_spaces import EnvModelKwargs, EnvSpacesLike, discrete_action_size, discrete_array_model_kwargs
 
 # AgentInfoRnn: rlpyt's module had it (its star import gave it); the agents record AgentInfoRnnStart.
-from rlrun.agents.pg.base import AgentInfo, AgentInfoRnn, AgentInfoRnnStart, rnn_state_to_storage, step_episode_start  # noqa: F401
-from rlrun.agents.recurrent_state import hide_previous_step
+from rlrun.agents.pg.base import AgentInfo, AgentInfoRnn, step_episode_start  # noqa: F401
+from rlrun.agents.pg.recurrent import (
+    ModelInputs,
+    PolicyOutputs,
+    bootstrap_value,
+    model_inputs,
+    sample_step,
+    train_forward,
+)
+from rlrun.agents.recurrent_state import StatelessRnnHooks
 from rlrun.distributions.categorical import Categorical, DistInfo
 from rlrun.models.lstm import RecurrentState
 from rlrun.models.pg.mlp import CategoricalPgMlpModel
 from rlrun.models.pg.mlp_lstm_model import CategoricalPgLstmModel
 from rlrun.models.utils import reads_prev_action
+from rlrun.utils.collections import NamedArrayTuple
 
 __all__ = [
     "CategoricalPgAgentKwargs",
@@ -133,7 +142,7 @@ class CategoricalPgAgent(BaseAgent):
         return value.cpu()
 
 
-class RecurrentCategoricalPgAgentBase(BaseAgent):
+class RecurrentCategoricalPgAgentBase(StatelessRnnHooks, BaseAgent):
     """A categorical policy whose model also takes and returns a recurrent state.
 
     The model is called ``model(observation, prev_action_onehot, prev_reward, rnn_state)`` and returns
@@ -186,29 +195,21 @@ class RecurrentCategoricalPgAgentBase(BaseAgent):
         prev_reward: torch.Tensor,
         rnn_state: RecurrentState | None,
         episode_start: torch.Tensor | None = None,
-    ) -> tuple[SpaceTensor, torch.Tensor, torch.Tensor, RecurrentState | None]:
+    ) -> ModelInputs:
         """The model's inputs and ``rnn_state`` on the agent's device, ``prev_action`` one-hot, and the
         previous action and reward zeroed where ``episode_start`` (bool, the shape of ``prev_reward``)."""
         prev_action = _encode_prev_action(self, self.distribution, prev_action)
         assert isinstance(prev_action, torch.Tensor)  # _encode_prev_action refuses any other
-        observation, prev_action, prev_reward, rnn_state = self.inputs_to_device(
-            (observation, prev_action, prev_reward, rnn_state)
-        )
-        prev_action, prev_reward = hide_previous_step(prev_action, prev_reward, episode_start)
-        return observation, prev_action, prev_reward, rnn_state
+        return model_inputs(self, observation, prev_action, prev_reward, rnn_state, episode_start)
 
-    @property
-    def prev_rnn_state(self) -> RecurrentState | None:
-        """The state the next step starts from: always None (zeros) here; :class:`RecurrentAgentMixin` keeps it."""
-        return None
+    @staticmethod
+    def _read(outputs: tuple[torch.Tensor, ...]) -> PolicyOutputs:
+        """``(DistInfo(prob), value, next_rnn_state)`` from the model's ``(pi, value, next_rnn_state)``."""
+        pi, value, next_rnn_state = outputs
+        return DistInfo(prob=pi), value, next_rnn_state
 
-    def advance_rnn_state(self, new_rnn_state: RecurrentState) -> None:
-        """Keep the state a step produced: nothing here; :class:`RecurrentAgentMixin` keeps it."""
-
-    def episode_starts(self, B: int) -> torch.Tensor | None:
-        """Which of the ``B`` envs the next step starts an episode for: none here, as this agent keeps no
-        state; :class:`RecurrentAgentMixin` tracks its resets."""
-        return None
+    def _choose_from(self, dist_info: NamedArrayTuple) -> torch.Tensor:
+        return _choose(self, self.distribution, dist_info.prob, self.greedy_eval and self._mode == "eval")
 
     def __call__(
         self,
@@ -217,36 +218,23 @@ class RecurrentCategoricalPgAgentBase(BaseAgent):
         prev_reward: torch.Tensor,
         init_rnn_state: RecurrentState | None = None,
         episode_start: torch.Tensor | None = None,
-    ) -> tuple[DistInfo, torch.Tensor, RecurrentState]:
+    ) -> PolicyOutputs:
         """The forward pass over a ``[T, B]`` batch from ``init_rnn_state`` (``[N, B, H]``; None for zeros),
         with grad: ``(DistInfo(prob [T, B, A]), value [T, B])`` on the CPU and the state after the last
         step, left on the agent's device. ``episode_start`` (bool ``[T, B]``, optional; as recorded in
         ``agent_info.episode_start``): the steps whose previous action and reward the model sees as
         zeros, as :meth:`step` gave them. The state is not reset inside the batch; A2C and PPO cut the
         batch where episodes start (:func:`~rlrun.algos.recurrent.run_with_resets`)."""
-        pi, value, next_rnn_state = self.model(
-            *self._model_inputs(observation, prev_action, prev_reward, init_rnn_state, episode_start)
-        )
-        dist_info, value = self.outputs_to_cpu((DistInfo(prob=pi), value))
-        return dist_info, value, next_rnn_state
+        inputs = self._model_inputs(observation, prev_action, prev_reward, init_rnn_state, episode_start)
+        return train_forward(self, self._read, inputs)
 
     @torch.no_grad()
     def step(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> AgentStep:
-        prev_rnn_state = self.prev_rnn_state
         episode_start = step_episode_start(self, prev_reward)
-        pi, value, next_rnn_state = self.model(
-            *self._model_inputs(observation, prev_action, prev_reward, prev_rnn_state, episode_start)
-        )
-        action = _choose(self, self.distribution, pi, self.greedy_eval and self._mode == "eval")
-        agent_info = AgentInfoRnnStart(
-            dist_info=DistInfo(prob=pi),
-            value=value,
-            prev_rnn_state=rnn_state_to_storage(prev_rnn_state, next_rnn_state),
-            episode_start=episode_start,
-        )
-        action, agent_info = self.outputs_to_cpu((action, agent_info))
+        inputs = self._model_inputs(observation, prev_action, prev_reward, self.prev_rnn_state, episode_start)
+        agent_step, next_rnn_state = sample_step(self, self._read, self._choose_from, inputs, episode_start)
         self.advance_rnn_state(next_rnn_state)
-        return AgentStep(action=action, agent_info=agent_info)
+        return agent_step
 
     @torch.no_grad()
     def value(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> torch.Tensor:
@@ -255,9 +243,7 @@ class RecurrentCategoricalPgAgentBase(BaseAgent):
         inputs = self._model_inputs(
             observation, prev_action, prev_reward, self.prev_rnn_state, step_episode_start(self, prev_reward)
         )
-        value: torch.Tensor  # the model is an nn.Module, whose outputs mypy sees as Any
-        _pi, value, _state = self.model(*inputs)
-        return value.cpu()
+        return bootstrap_value(self, self._read, inputs)
 
 
 class RecurrentCategoricalPgAgent(RecurrentAgentMixin, RecurrentCategoricalPgAgentBase):

@@ -13,12 +13,21 @@ from rlrun.agents.env_spaces import (
 )
 
 # AgentInfoRnn: rlpyt's module had it (its star import gave it); the agents record AgentInfoRnnStart.
-from rlrun.agents.pg.base import AgentInfo, AgentInfoRnn, AgentInfoRnnStart, rnn_state_to_storage, step_episode_start  # noqa: F401
-from rlrun.agents.recurrent_state import hide_previous_step
+from rlrun.agents.pg.base import AgentInfo, AgentInfoRnn, step_episode_start  # noqa: F401
+from rlrun.agents.pg.recurrent import (
+    ModelInputs,
+    PolicyOutputs,
+    bootstrap_value,
+    model_inputs,
+    sample_step,
+    train_forward,
+)
+from rlrun.agents.recurrent_state import StatelessRnnHooks
 from rlrun.distributions.gaussian import DistInfoStd, Gaussian
 from rlrun.models.lstm import RecurrentState
 from rlrun.models.pg.mujoco_ff_model import MujocoFfModel
 from rlrun.models.pg.mujoco_lstm_model import MujocoLstmModel
+from rlrun.utils.collections import NamedArrayTuple
 
 __all__ = [
     "GaussianPgAgent",
@@ -84,7 +93,7 @@ class GaussianPgAgent(BaseAgent):
         return value.cpu()
 
 
-class RecurrentGaussianPgAgentBase(BaseAgent):
+class RecurrentGaussianPgAgentBase(StatelessRnnHooks, BaseAgent):
     """A diagonal Gaussian policy whose model also takes and returns a recurrent state.
 
     The model is called ``model(observation, prev_action, prev_reward, rnn_state)`` and returns
@@ -116,19 +125,6 @@ class RecurrentGaussianPgAgentBase(BaseAgent):
         """The env's sizes for the default model; a user ``ModelCls`` gets none."""
         return {} if self.ModelCls is not None else continuous_array_model_kwargs(self, env_spaces)
 
-    @property
-    def prev_rnn_state(self) -> RecurrentState | None:
-        """The state the next step starts from: always None (zeros) here; :class:`RecurrentAgentMixin` keeps it."""
-        return None
-
-    def advance_rnn_state(self, new_rnn_state: RecurrentState) -> None:
-        """Keep the state a step produced: nothing here; :class:`RecurrentAgentMixin` keeps it."""
-
-    def episode_starts(self, B: int) -> torch.Tensor | None:
-        """Which of the ``B`` envs the next step starts an episode for: none here, as this agent keeps no
-        state; :class:`RecurrentAgentMixin` tracks its resets."""
-        return None
-
     def _model_inputs(
         self,
         observation: SpaceTensor,
@@ -136,7 +132,7 @@ class RecurrentGaussianPgAgentBase(BaseAgent):
         prev_reward: torch.Tensor,
         rnn_state: RecurrentState | None,
         episode_start: torch.Tensor | None = None,
-    ) -> tuple[SpaceTensor, torch.Tensor, torch.Tensor, RecurrentState | None]:
+    ) -> ModelInputs:
         """The model's inputs and ``rnn_state`` on the agent's device, the previous action and reward
         zeroed where ``episode_start`` (bool, the shape of ``prev_reward``)."""
         if not isinstance(prev_action, torch.Tensor):
@@ -144,11 +140,17 @@ class RecurrentGaussianPgAgentBase(BaseAgent):
                 f"{type(self).__name__} takes continuous actions (one vector per env), but prev_action is a "
                 f"{type(prev_action).__name__}. Use an agent for the env's action space."
             )
-        observation, prev_action, prev_reward, rnn_state = self.inputs_to_device(
-            (observation, prev_action, prev_reward, rnn_state)
-        )
-        prev_action, prev_reward = hide_previous_step(prev_action, prev_reward, episode_start)
-        return observation, prev_action, prev_reward, rnn_state
+        return model_inputs(self, observation, prev_action, prev_reward, rnn_state, episode_start)
+
+    @staticmethod
+    def _read(outputs: tuple[torch.Tensor, ...]) -> PolicyOutputs:
+        """``(DistInfoStd(mean, log_std), value, next_rnn_state)`` from the model's ``(mu, log_std, value,
+        next_rnn_state)``."""
+        mu, log_std, value, next_rnn_state = outputs
+        return DistInfoStd(mean=mu, log_std=log_std), value, next_rnn_state
+
+    def _choose_from(self, dist_info: NamedArrayTuple) -> torch.Tensor:
+        return _choose(self, self.distribution, dist_info)
 
     def __call__(
         self,
@@ -157,33 +159,21 @@ class RecurrentGaussianPgAgentBase(BaseAgent):
         prev_reward: torch.Tensor,
         init_rnn_state: RecurrentState | None = None,
         episode_start: torch.Tensor | None = None,
-    ) -> tuple[DistInfoStd, torch.Tensor, RecurrentState]:
+    ) -> PolicyOutputs:
         """The forward pass over a ``[T, B]`` batch from ``init_rnn_state`` (``[N, B, H]``; None for zeros),
         with grad: ``(DistInfoStd(mean, log_std) [T, B, A], value [T, B])`` on the CPU and the state
         after the last step, left on the agent's device. ``episode_start`` (bool ``[T, B]``, optional):
         the steps whose previous action and reward the model sees as zeros, as :meth:`step` gave them."""
         inputs = self._model_inputs(observation, prev_action, prev_reward, init_rnn_state, episode_start)
-        mu, log_std, value, next_rnn_state = self.model(*inputs)
-        dist_info, value = self.outputs_to_cpu((DistInfoStd(mean=mu, log_std=log_std), value))
-        return dist_info, value, next_rnn_state
+        return train_forward(self, self._read, inputs)
 
     @torch.no_grad()
     def step(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> AgentStep:
-        prev_rnn_state = self.prev_rnn_state
         episode_start = step_episode_start(self, prev_reward)
-        inputs = self._model_inputs(observation, prev_action, prev_reward, prev_rnn_state, episode_start)
-        mu, log_std, value, next_rnn_state = self.model(*inputs)
-        dist_info = DistInfoStd(mean=mu, log_std=log_std)
-        action = _choose(self, self.distribution, dist_info)
-        agent_info = AgentInfoRnnStart(
-            dist_info=dist_info,
-            value=value,
-            prev_rnn_state=rnn_state_to_storage(prev_rnn_state, next_rnn_state),
-            episode_start=episode_start,
-        )
-        action, agent_info = self.outputs_to_cpu((action, agent_info))
+        inputs = self._model_inputs(observation, prev_action, prev_reward, self.prev_rnn_state, episode_start)
+        agent_step, next_rnn_state = sample_step(self, self._read, self._choose_from, inputs, episode_start)
         self.advance_rnn_state(next_rnn_state)
-        return AgentStep(action=action, agent_info=agent_info)
+        return agent_step
 
     @torch.no_grad()
     def value(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> torch.Tensor:
@@ -192,9 +182,7 @@ class RecurrentGaussianPgAgentBase(BaseAgent):
         inputs = self._model_inputs(
             observation, prev_action, prev_reward, self.prev_rnn_state, step_episode_start(self, prev_reward)
         )
-        value: torch.Tensor  # the model is an nn.Module, whose outputs mypy sees as Any
-        _mu, _log_std, value, _state = self.model(*inputs)
-        return value.cpu()
+        return bootstrap_value(self, self._read, inputs)
 
 
 class RecurrentGaussianPgAgent(RecurrentAgentMixin, RecurrentGaussianPgAgentBase):

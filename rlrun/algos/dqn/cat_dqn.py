@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from rlrun.agents.dqn.catdqn_agent import CatDqnAgent
-from rlrun.agents.dqn.dqn_agent import DqnAgent
 from rlrun.algos.dqn.dqn import DQN, OptInfo
 from rlrun.replays.base import BaseReplayBuffer
 from rlrun.utils.collections import NamedArrayTuple
@@ -46,7 +45,7 @@ def project_distribution(p: torch.Tensor, values: torch.Tensor, V_min: float, V_
     return out
 
 
-class CategoricalDQN(DQN[OptInfo]):
+class CategoricalDQN(DQN[CatDqnAgent, OptInfo]):
     """DQN learning, per action, a categorical distribution of the return over ``n_atoms`` atoms
     evenly spaced from ``V_min`` to ``V_max`` (the agent holds ``n_atoms``: see :class:`CatDqnAgent`).
 
@@ -62,8 +61,6 @@ class CategoricalDQN(DQN[OptInfo]):
     the C51 paper) also when ``optim_kwargs`` is given without it, for optimizers that take ``eps``.
     """
 
-    agent: CatDqnAgent  # the agent methods this algorithm calls
-
     def __init__(self, V_min: float = -10, V_max: float = 10, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if not V_min < V_max:
@@ -75,7 +72,7 @@ class CategoricalDQN(DQN[OptInfo]):
 
     def initialize(
         self,
-        agent: DqnAgent,
+        agent: CatDqnAgent,
         n_itr: int,
         batch_spec: BatchSpec,
         mid_batch_reset: bool = False,
@@ -94,7 +91,7 @@ class CategoricalDQN(DQN[OptInfo]):
 
     def async_initialize(
         self,
-        agent: DqnAgent,
+        agent: CatDqnAgent,
         sampler_n_itr: int,
         batch_spec: BatchSpec,
         mid_batch_reset: bool,

@@ -11,7 +11,9 @@ import numpy as np
 import torch
 
 from rlrun.agents.base import BaseAgent, SpaceTensor
+from rlrun.agents.dqn.catdqn_agent import CatDqnAgent
 from rlrun.agents.dqn.dqn_agent import DqnAgent
+from rlrun.agents.dqn.q_agent import EpsilonGreedyQAgent
 from rlrun.algos.base import OptInfoTuple, RlAlgorithm
 from rlrun.algos.device import batch_to_device
 from rlrun.algos.opt_info import StepValue, opt_info_to_host
@@ -26,7 +28,7 @@ from rlrun.utils.tensor import select_at_indexes
 if TYPE_CHECKING:  # samplers sit beside algos in the layers; only the type is needed
     from rlrun.samplers.collections import BatchSpec
 
-__all__ = ["DQN", "OptInfo", "SamplesToBuffer", "SamplesToBufferTl"]
+__all__ = ["DQN", "QLearning", "OptInfo", "SamplesToBuffer", "SamplesToBufferTl"]
 
 _log = logging.getLogger(__name__)
 
@@ -55,43 +57,23 @@ class DqnStepLog(Protocol):
 
 
 StepLogT = TypeVar("StepLogT", bound=DqnStepLog)
+QAgentT = TypeVar("QAgentT", bound=EpsilonGreedyQAgent)
+# The agents whose __call__ and target return one tensor per step (Q-values, or CatDqnAgent's distributions).
+FfQAgentT = TypeVar("FfQAgentT", bound=DqnAgent | CatDqnAgent)
 
 SamplesToBuffer = namedarraytuple("SamplesToBuffer", ["observation", "action", "reward", "done"])
 SamplesToBufferTl = namedarraytuple("SamplesToBufferTl", SamplesToBuffer._fields + ("timeout",))
 
 
-class DQN(RlAlgorithm[DqnAgent], Generic[StepLogT]):
-    """Q-learning on transitions drawn from a replay of the last ``replay_size`` steps.
+class QLearning(RlAlgorithm[QAgentT], Generic[QAgentT, StepLogT]):
+    """What the Q-learning algorithms share: the replay, the optimiser, the epsilon and beta schedules,
+    the update loop and the target-network updates, for an epsilon-greedy Q agent of type ``QAgentT``.
 
-    Per sampler iteration, :meth:`optimize_agent` appends the batch to the replay, then (from
-    ``min_steps_learn`` sampled steps on) takes ``updates_per_optimize = max(1, round(replay_ratio
-    * sampler_batch_size / batch_size))`` gradient steps: ``replay_ratio`` is how many times each
-    sampled step is trained on, on average. The target is ``y = R^(n) + (1 - done_n) * discount^n *
-    Q_target(s_{t+n}, a*)`` with ``a*`` the target network's argmax (or the online network's with
-    ``double_dqn``); the loss is Huber with threshold ``delta_clip`` (squared error if None). The
-    target network follows the online one every ``target_update_interval`` gradient steps, fully
-    (``target_update_tau=1``) or softly. Exploration: epsilon anneals over sampler iterations from
-    ``min_steps_learn`` to ``eps_steps`` sampled steps (the agent holds the epsilon values).
-
-    Time limits: when the env reports ``env_info.timeout``, the replay stores it and a time-limit cut
-    is not terminal: a window reaching it stops before it and bootstraps from the last observation it
-    holds (see :class:`rlrun.replays.transitions.TransitionReplay`).
-
-    Replay (:func:`rlrun.replays.factory.make_replay_buffer`): observations that stack image frames
-    (uint8 ``[k, H, W]``, e.g. Atari) go to a frame storage that keeps each frame once, others to one
-    that stores whole observations. ``prioritized_replay=True`` draws transitions in proportion to ``priority **
-    pri_alpha``, priorities being ``|TD error|`` after each update (new steps get the largest so far,
-    ``default_priority`` at first, which defaults to ``delta_clip``, or 1 without it); each sample's
-    loss is then weighted by its importance-sampling weight, whose exponent beta anneals linearly from
-    ``pri_beta_init`` at ``min_steps_learn`` to ``pri_beta_final`` at ``pri_beta_steps`` sampled steps.
-    ``ReplayBufferCls`` replaces the choice (built with the same keywords, plus ``alpha``, ``beta``,
-    ``default_priority`` when prioritized, and ``mid_batch_reset=False`` under wait-reset samplers).
-
-    Samplers that reset envs only between batches (wait-reset collectors) work too: the replay marks
-    the filler steps after an env's done and never draws them.
-
-    Asynchronous runners (:class:`~rlrun.runners.async_rl.AsyncRl`) call :meth:`async_initialize` instead of
-    :meth:`initialize`; each :meth:`optimize_agent` call then takes ``updates_per_sync`` gradient steps.
+    Each concrete algorithm says which agents it trains (:meth:`check_agent`) and defines the loss:
+    :meth:`loss_and_priorities` returns ``(loss, |TD error|, new priorities)`` for :meth:`train_step`.
+    :class:`DQN` learns from transitions and :class:`~rlrun.algos.dqn.r2d1.R2D1` from sequences; they
+    are siblings because their ``loss`` methods return different things (two values and three). The
+    keywords and their defaults are :class:`DQN`'s, documented there.
     """
 
     opt_info_fields: tuple[str, ...] = OptInfo._fields
@@ -168,7 +150,7 @@ class DQN(RlAlgorithm[DqnAgent], Generic[StepLogT]):
 
     def initialize(
         self,
-        agent: DqnAgent,
+        agent: QAgentT,
         n_itr: int,
         batch_spec: BatchSpec,
         mid_batch_reset: bool = False,
@@ -182,7 +164,7 @@ class DQN(RlAlgorithm[DqnAgent], Generic[StepLogT]):
 
     def async_initialize(
         self,
-        agent: DqnAgent,
+        agent: QAgentT,
         sampler_n_itr: int,
         batch_spec: BatchSpec,
         mid_batch_reset: bool,
@@ -205,7 +187,7 @@ class DQN(RlAlgorithm[DqnAgent], Generic[StepLogT]):
 
     def _initialize(
         self,
-        agent: DqnAgent,
+        agent: QAgentT,
         n_itr: int,
         batch_spec: BatchSpec,
         mid_batch_reset: bool,
@@ -249,11 +231,7 @@ class DQN(RlAlgorithm[DqnAgent], Generic[StepLogT]):
 
     def check_agent(self, agent: BaseAgent) -> None:
         """Refuse an agent this algorithm cannot train, before anything is built."""
-        if agent.recurrent:
-            raise TypeError(
-                f"{type(self).__name__} trains feedforward agents; recurrent agents ({type(agent).__name__}) need "
-                "R2D1 (rlrun.algos.dqn.r2d1) with an R2d1Agent."
-            )
+        raise NotImplementedError(f"{type(self).__name__} must say which agents it trains (check_agent).")
 
     def optim_initialize(self, rank: int = 0) -> None:
         self.rank = rank
@@ -359,40 +337,8 @@ class DQN(RlAlgorithm[DqnAgent], Generic[StepLogT]):
         return batch_to_device(batch, self.agent.device)
 
     def loss_and_priorities(self, samples: NamedArrayTuple) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """``(loss, |TD error| per sample, new priorities)``: DQN's priorities are the ``|TD error|``
-        :meth:`loss` returns (so a subclass overriding ``loss`` keeps prioritized replay working)."""
-        loss, td_abs_errors = self.loss(samples)
-        return loss, td_abs_errors, td_abs_errors
-
-    def loss(self, samples: NamedArrayTuple) -> tuple[torch.Tensor, torch.Tensor]:
-        """Mean Huber (or squared) TD error over a replay batch ``[batch_B]``, each sample's term weighted
-        by ``samples.is_weights`` when the batch has them (prioritized replay), and ``|TD error|`` per
-        sample (clipped at ``delta_clip``) for logging and priorities."""
-        qs = self.agent(*samples.agent_inputs)
-        q = select_at_indexes(samples.action, qs)
-        with torch.no_grad():
-            target_qs = self.agent.target(*samples.target_inputs)
-            if self.double_dqn:
-                next_a = torch.argmax(self.agent(*samples.target_inputs), dim=-1)
-                target_q = select_at_indexes(next_a, target_qs)
-            else:
-                target_q = target_qs.max(dim=-1).values
-            # Windows cut short by a time limit bootstrap after fewer steps (replays with timeout).
-            n = samples.steps_n if "steps_n" in samples else self.n_step_return
-            y = samples.return_ + (1 - samples.done_n.float()) * self.discount**n * target_q
-        delta = y - q
-        abs_delta = delta.abs()
-        losses = 0.5 * delta**2
-        if self.delta_clip is not None:  # Huber: linear beyond delta_clip
-            losses = torch.where(
-                abs_delta <= self.delta_clip, losses, self.delta_clip * (abs_delta - self.delta_clip / 2)
-            )
-        if "is_weights" in samples._fields:
-            losses = losses * samples.is_weights
-        td_abs_errors = abs_delta.detach()
-        if self.delta_clip is not None:
-            td_abs_errors = td_abs_errors.clamp(max=self.delta_clip)
-        return losses.mean(), td_abs_errors
+        """``(loss, |TD error| per sample, new priorities)`` for a replay batch on the agent's device."""
+        raise NotImplementedError(f"{type(self).__name__} must define its loss (loss_and_priorities).")
 
     def update_itr_hyperparams(self, itr: int) -> None:
         """Called once per iteration before the updates, for settings that follow the iteration: with
@@ -443,6 +389,90 @@ class DQN(RlAlgorithm[DqnAgent], Generic[StepLogT]):
             else SamplesToBufferTl(observation, action, reward, done, timeout)
         )
         return row
+
+
+class DQN(QLearning[FfQAgentT, StepLogT]):
+    """Q-learning on transitions drawn from a replay of the last ``replay_size`` steps.
+
+    Per sampler iteration, :meth:`optimize_agent` appends the batch to the replay, then (from
+    ``min_steps_learn`` sampled steps on) takes ``updates_per_optimize = max(1, round(replay_ratio
+    * sampler_batch_size / batch_size))`` gradient steps: ``replay_ratio`` is how many times each
+    sampled step is trained on, on average. The target is ``y = R^(n) + (1 - done_n) * discount^n *
+    Q_target(s_{t+n}, a*)`` with ``a*`` the target network's argmax (or the online network's with
+    ``double_dqn``); the loss is Huber with threshold ``delta_clip`` (squared error if None). The
+    target network follows the online one every ``target_update_interval`` gradient steps, fully
+    (``target_update_tau=1``) or softly. Exploration: epsilon anneals over sampler iterations from
+    ``min_steps_learn`` to ``eps_steps`` sampled steps (the agent holds the epsilon values).
+
+    Time limits: when the env reports ``env_info.timeout``, the replay stores it and a time-limit cut
+    is not terminal: a window reaching it stops before it and bootstraps from the last observation it
+    holds (see :class:`rlrun.replays.transitions.TransitionReplay`).
+
+    Replay (:func:`rlrun.replays.factory.make_replay_buffer`): observations that stack image frames
+    (uint8 ``[k, H, W]``, e.g. Atari) go to a frame storage that keeps each frame once, others to one
+    that stores whole observations. ``prioritized_replay=True`` draws transitions in proportion to ``priority **
+    pri_alpha``, priorities being ``|TD error|`` after each update (new steps get the largest so far,
+    ``default_priority`` at first, which defaults to ``delta_clip``, or 1 without it); each sample's
+    loss is then weighted by its importance-sampling weight, whose exponent beta anneals linearly from
+    ``pri_beta_init`` at ``min_steps_learn`` to ``pri_beta_final`` at ``pri_beta_steps`` sampled steps.
+    ``ReplayBufferCls`` replaces the choice (built with the same keywords, plus ``alpha``, ``beta``,
+    ``default_priority`` when prioritized, and ``mid_batch_reset=False`` under wait-reset samplers).
+
+    Samplers that reset envs only between batches (wait-reset collectors) work too: the replay marks
+    the filler steps after an env's done and never draws them.
+
+    Asynchronous runners (:class:`~rlrun.runners.async_rl.AsyncRl`) call :meth:`async_initialize` instead of
+    :meth:`initialize`; each :meth:`optimize_agent` call then takes ``updates_per_sync`` gradient steps.
+
+    All but the loss and the agents it accepts is :class:`QLearning`'s, which R2D1 shares.
+    """
+
+    def check_agent(self, agent: BaseAgent) -> None:
+        """Refuse an agent this algorithm cannot train, before anything is built."""
+        if agent.recurrent:
+            raise TypeError(
+                f"{type(self).__name__} trains feedforward agents; recurrent agents ({type(agent).__name__}) need "
+                "R2D1 (rlrun.algos.dqn.r2d1) with an R2d1Agent."
+            )
+
+    def loss_and_priorities(self, samples: NamedArrayTuple) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(loss, |TD error| per sample, new priorities)``: DQN's priorities are the ``|TD error|``
+        :meth:`loss` returns (so a subclass overriding ``loss`` keeps prioritized replay working)."""
+        loss, td_abs_errors = self.loss(samples)
+        return loss, td_abs_errors, td_abs_errors
+
+    def loss(self, samples: NamedArrayTuple) -> tuple[torch.Tensor, torch.Tensor]:
+        """Mean Huber (or squared) TD error over a replay batch ``[batch_B]``, each sample's term weighted
+        by ``samples.is_weights`` when the batch has them (prioritized replay), and ``|TD error|`` per
+        sample (clipped at ``delta_clip``) for logging and priorities."""
+        qs = self.agent(*samples.agent_inputs)
+        q = select_at_indexes(samples.action, qs)
+        with torch.no_grad():
+            target_qs = self.agent.target(*samples.target_inputs)
+            if self.double_dqn:
+                next_a = torch.argmax(self.agent(*samples.target_inputs), dim=-1)
+                target_q = select_at_indexes(next_a, target_qs)
+            else:
+                target_q = target_qs.max(dim=-1).values
+            # Windows cut short by a time limit bootstrap after fewer steps (replays with timeout).
+            n = samples.steps_n if "steps_n" in samples else self.n_step_return
+            y = samples.return_ + (1 - samples.done_n.float()) * self.discount**n * target_q
+        losses, td_abs_errors = td_losses(y - q, self.delta_clip)
+        if "is_weights" in samples._fields:
+            losses = losses * samples.is_weights
+        return losses.mean(), td_abs_errors
+
+
+def td_losses(delta: torch.Tensor, delta_clip: float | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-element losses of TD errors ``delta``: ``delta**2 / 2``, linear beyond ``delta_clip`` (Huber) when
+    given; and ``|delta|`` without grad, clipped at ``delta_clip``, for logging and priorities."""
+    abs_delta = delta.abs()
+    losses = 0.5 * delta**2
+    td_abs_errors = abs_delta.detach()
+    if delta_clip is not None:
+        losses = torch.where(abs_delta <= delta_clip, losses, delta_clip * (abs_delta - delta_clip / 2))
+        td_abs_errors = td_abs_errors.clamp(max=delta_clip)
+    return losses, td_abs_errors
 
 
 def is_frame_stack(observation: object) -> bool:

@@ -17,7 +17,7 @@ import torch
 
 from rlrun.agents.base import BaseAgent
 from rlrun.agents.dqn.r2d1_agent import R2d1AgentBase
-from rlrun.algos.dqn.dqn import DQN, SamplesToBuffer, SamplesToBufferTl, is_frame_stack
+from rlrun.algos.dqn.dqn import QLearning, SamplesToBuffer, SamplesToBufferTl, is_frame_stack, td_losses
 from rlrun.algos.opt_info import StepValue
 from rlrun.algos.recurrent import run_with_resets
 from rlrun.models.lstm import RecurrentState
@@ -70,7 +70,7 @@ def inv_value_rescale(z: torch.Tensor, eps: float) -> torch.Tensor:
     return torch.sign(z) * (root**2 - 1)
 
 
-class R2D1(DQN[OptInfo]):
+class R2D1(QLearning[R2d1AgentBase, OptInfo]):
     """Q-learning of a recurrent agent on sequences drawn from a sequence replay.
 
     Per sampler iteration the batch goes into the replay (with the recurrent states of its steps, and,
@@ -91,9 +91,10 @@ class R2D1(DQN[OptInfo]):
     Defaults are rlpyt's (R2D2's Atari settings scaled to one learner); ``store_rnn_state_interval``
     equal to the sampler's ``batch_T`` (40) and a wait-reset sampler are the intended setting. The
     replay is a frame replay for stacked image frames; ``ReplayBufferCls`` replaces the choice.
-    """
 
-    agent: R2d1AgentBase  # the agent methods this algorithm calls
+    A sibling of :class:`~rlrun.algos.dqn.dqn.DQN` (both are :class:`~rlrun.algos.dqn.dqn.QLearning`), not
+    its subclass as in rlpyt: its :meth:`loss` also returns the new sequence priorities.
+    """
 
     opt_info_fields: tuple[str, ...] = OptInfo._fields
     OptInfoCls: Any = OptInfo
@@ -307,7 +308,7 @@ class R2D1(DQN[OptInfo]):
         opt_info.priority.append(priorities.detach())  # its values, once per iteration
         return priorities
 
-    def loss(self, samples: NamedArrayTuple) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:  # type: ignore[override]
+    def loss(self, samples: NamedArrayTuple) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Loss over a batch of sequences ``[warmup_T + batch_T (+ n), batch_B]``; returns ``(loss, |TD
         error| [batch_T, batch_B] (0 where not trained), new priorities [batch_B])``."""
         wT, bT, n = self.warmup_T, self.batch_T, self.n_step_return
@@ -362,20 +363,11 @@ class R2D1(DQN[OptInfo]):
                 return_ + (1 - done_n) * self.discount**steps * inv_value_rescale(target_q, self.value_scale_eps),
                 self.value_scale_eps,
             )
-        delta = y - q
-        abs_delta = delta.abs()
-        losses = 0.5 * delta**2
-        if self.delta_clip is not None:  # Huber: linear beyond delta_clip
-            losses = torch.where(
-                abs_delta <= self.delta_clip, losses, self.delta_clip * (abs_delta - self.delta_clip / 2)
-            )
+        losses, td_abs_errors = td_losses(y - q, self.delta_clip)
         if "is_weights" in samples._fields:
             losses = losses * samples.is_weights.unsqueeze(0)
         valid = samples.valid[wT:].float()
         loss = valid_mean(losses, valid)
-        td_abs_errors = abs_delta.detach()
-        if self.delta_clip is not None:
-            td_abs_errors = td_abs_errors.clamp(max=self.delta_clip)
         priorities = self._sequence_priorities(td_abs_errors, valid)
         return loss, td_abs_errors * valid, priorities
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from rlrun.agents.base import AgentInputs, BaseAgent, SpaceTensor
-from rlrun.agents.pg.base import rnn_state_from_storage
+from rlrun.agents.pg.base import is_recurrent_pg_agent, rnn_state_from_storage
 from rlrun.algos.base import RlAlgorithm
 from rlrun.algos.opt_info import StepValue
 from rlrun.algos.optim import make_optimizer
@@ -304,9 +304,15 @@ class PolicyGradientAlgo(RlAlgorithm[BaseAgent]):
         reward are zeros (:func:`~rlrun.algos.recurrent.run_with_resets`). Without ``episode_start``
         (an agent that records none), one pass over the inputs as stored."""
         state = rnn_state_from_storage(init_rnn_state)
+        agent = self.agent
+        if not is_recurrent_pg_agent(agent):  # BaseAgent's __call__ takes no state
+            raise TypeError(
+                f"recurrent_forward needs a recurrent agent, but {type(agent).__name__}.recurrent is False. Use a "
+                "recurrent agent (recurrent = True, __call__ taking init_rnn_state), or the feedforward path."
+            )
+        observation, prev_action, prev_reward = agent_inputs
         if episode_start is None:
-            # A recurrent agent's __call__ takes the state too; BaseAgent declares the feedforward inputs.
-            dist_info, value, _next = self.agent(*agent_inputs, state)  # type: ignore[call-arg]
+            dist_info, value, _next = agent(observation, prev_action, prev_reward, state)
             return dist_info, value
 
         def forward(
@@ -316,12 +322,9 @@ class PolicyGradientAlgo(RlAlgorithm[BaseAgent]):
             rnn_state: RecurrentState | None,
             starts: torch.Tensor,
         ) -> tuple[tuple[NamedArrayTuple, torch.Tensor], RecurrentState]:
-            dist_info, value, next_state = self.agent(  # type: ignore[call-arg]
-                observation, prev_action, prev_reward, rnn_state, episode_start=starts
-            )
+            dist_info, value, next_state = agent(observation, prev_action, prev_reward, rnn_state, episode_start=starts)
             return (dist_info, value), next_state
 
-        observation, prev_action, prev_reward = agent_inputs
         (dist_info, value), _final = run_with_resets(
             forward, observation, prev_action, prev_reward, state, episode_start, pass_reset=True
         )
