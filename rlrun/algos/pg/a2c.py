@@ -90,9 +90,9 @@ class A2C(PolicyGradientAlgo):
         rlpyt's ``(loss, entropy, perplexity)``; ``pi_loss`` and ``value_loss`` are attributes."""
         agent_inputs = self.agent_inputs(samples)
         # Returns on the host (a short recursion), then beside the agent's outputs on its device.
-        action, return_, advantage, valid = self.to_device((samples.agent.action, *self.process_returns(samples)))
+        action, return_, advantage, valid = self.on_agent_device((samples.agent.action, *self.process_returns(samples)))
         if self.agent.recurrent:  # the whole [T, B] batch, from the sampling start state, as sampled
-            init_rnn_state = self.to_device(self.initial_rnn_state(samples))
+            init_rnn_state = self.on_agent_device(self.initial_rnn_state(samples))
             assert init_rnn_state is not None  # initial_rnn_state raises for a recurrent agent without one
             dist_info, value = self.recurrent_forward(agent_inputs, init_rnn_state, self.episode_start(samples))
         else:

@@ -277,12 +277,12 @@ class PolicyGradientAlgo(RlAlgorithm[BaseAgent]):
             prev_action=samples.agent.prev_action,
             prev_reward=samples.env.prev_reward,
         )
-        agent_inputs: NamedArrayTuple = self.to_device(on_host)
+        agent_inputs: NamedArrayTuple = self.on_agent_device(on_host)
         if hasattr(self.agent, "update_obs_rms"):
             self.agent.update_obs_rms(agent_inputs.observation)
         return agent_inputs
 
-    def to_device(self, batch: BatchT) -> BatchT:
+    def on_agent_device(self, batch: BatchT) -> BatchT:
         """``batch`` (a nested tuple of CPU tensors from the samples) on the agent's device, in non-blocking
         copies: the agent's training outputs stay on its device (a GPU's), so the loss's other inputs
         (actions, returns, advantages, masks, the sampled distributions and states) go there, once per

@@ -145,7 +145,7 @@ class PPO(PolicyGradientAlgo):
         return_, advantage, valid = self.process_returns(samples)  # on the host (a short recursion)
         old_value = samples.agent.agent_info.value if self.value_clip is not None else None
         # The whole batch to the agent's device at once, where its outputs stay: the minibatches index there.
-        loss_inputs, init_rnn_state, old_value = self.to_device(
+        loss_inputs, init_rnn_state, old_value = self.on_agent_device(
             (
                 LossInputs(
                     agent_inputs=agent_inputs,
@@ -176,7 +176,7 @@ class PPO(PolicyGradientAlgo):
         opt_info = OptInfoPpo(*([] for _ in OptInfoPpo._fields))
         for _epoch in range(self.epochs):
             order_on_host = torch.randperm(n)  # the CPU generator's stream, wherever the agent is
-            order = self.to_device(order_on_host)  # indexes on the host would be copied per minibatch, blocking
+            order = self.on_agent_device(order_on_host)  # indexes on the host would be copied per minibatch, blocking
             for start in range(0, n - mb_size + 1, mb_size):
                 idxs = order[start : start + mb_size]
                 mb_inputs = loss_inputs[:, idxs] if recurrent else loss_inputs[idxs]
