@@ -41,6 +41,7 @@ from rlrun.algos.dqn.dqn import DQN
 from rlrun.algos.dqn.r2d1 import R2D1
 from rlrun.algos.opt_info import opt_info_to_host
 from rlrun.algos.pg.a2c import A2C
+from rlrun.algos.pg.base import normalized
 from rlrun.algos.pg.ppo import PPO
 from rlrun.algos.qpg.ddpg import DDPG
 from rlrun.algos.qpg.sac import SAC
@@ -209,3 +210,17 @@ def test_the_clips_device_path_matches_torch_and_reads_nothing_back(max_norm, mo
     assert ours.item() == pytest.approx(theirs.item(), rel=1e-6) and ours.item() > 0.05
     for a, b in zip(nets[0].parameters(), nets[1].parameters()):
         torch.testing.assert_close(a.grad, b.grad)
+
+
+def test_minibatch_advantage_norms_device_path_weighs_the_valid_steps_as_selecting_them_does(monkeypatch):
+    """On a GPU ``normalized`` weighs the valid steps instead of selecting them (a selection's size is read
+    back to the host): the same normalisation, masked steps included, and nothing read back."""
+    generator = torch.Generator().manual_seed(3)
+    advantage = torch.randn(6, 4, generator=generator) * 3 + 1
+    valid = (torch.rand(6, 4, generator=generator) > 0.3).float()
+    selected = normalized(advantage, valid)
+    monkeypatch.setattr(optim, "HOST_DEVICE_TYPES", ())
+    weighed, reads = count_host_reads(lambda: normalized(advantage, valid))
+    assert sum(reads.values()) == 0
+    torch.testing.assert_close(weighed, selected)
+    assert weighed[valid > 0].mean().abs() < 1e-5 and weighed[valid > 0].std(correction=0) == pytest.approx(1, abs=1e-5)

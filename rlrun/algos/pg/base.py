@@ -9,6 +9,7 @@ import torch
 
 from rlrun.agents.base import AgentInputs, BaseAgent, SpaceTensor
 from rlrun.agents.pg.base import rnn_state_from_storage
+from rlrun.algos import optim
 from rlrun.algos.base import RlAlgorithm
 from rlrun.algos.device import batch_to_device
 from rlrun.algos.opt_info import StepValue
@@ -123,8 +124,8 @@ def entropy_and_perplexity(
 
 def normalized(advantage: torch.Tensor, valid: torch.Tensor | None = None) -> torch.Tensor:
     """``advantage`` shifted and scaled so that its valid entries have zero mean and unit standard deviation."""
-    if valid is not None and advantage.device.type != "cpu":
-        # Selecting the valid entries would make the host wait for the device to count them: weigh instead.
+    if valid is not None and advantage.device.type not in optim.HOST_DEVICE_TYPES:
+        # Selecting the valid entries would make a GPU's host wait for the device to count them: weigh instead.
         mean = valid_mean(advantage, valid)
         std = valid_mean((advantage - mean) ** 2, valid).sqrt()
         return (advantage - mean) / std.clamp(min=1e-6)
