@@ -1,5 +1,5 @@
-"""Smoke run of device hygiene on a GPU (issue 33 item 2): each replay-based algorithm trains with its agent
-on ``cuda:0`` and must keep its whole gradient step there.
+"""Smoke run of device hygiene on a GPU (issue 33 item 2): each algorithm trains with its agent on ``cuda:0``
+and must keep its whole gradient step there.
 
     python benchmarks/gpu_device_hygiene.py                  # cuda:0 when torch sees one, else the CPU
     python benchmarks/gpu_device_hygiene.py --tiny           # 8-unit networks, 4 updates per iteration
@@ -7,13 +7,19 @@ on ``cuda:0`` and must keep its whole gradient step there.
 
 For each of SAC, TD3, DDPG (Pendulum-v1), DQN, prioritized DQN and CategoricalDQN (CartPole-v1): a
 SerialSampler fills the replay for one iteration, then ``--iterations`` (3) ``optimize_agent`` calls train.
-It asserts that every loss is finite, that every trained network's parameters changed, that the tensors
-read back to the host (``item``, ``tolist``, ``cpu``, ``float()``, ``int()``) number at most one per
-gradient step, none of them by the agent; on a GPU it also counts the operations that make the host wait
-for the device (``torch.cuda.set_sync_debug_mode``, which also sees blocking host-to-device copies) and
-asserts the same bound. It prints one line per algorithm with its updates per second, timed over the
-iterations after the first (which pays for CUDA's start-up). A device mismatch anywhere in a loss
-(a CPU tensor meeting a GPU one) raises, so the run fails on it.
+R2D1 (CartPole-v1, a recurrent agent on a wait-reset sampler) fills its sequence replay for two iterations,
+then trains the same way. The policy-gradient algorithms train on each batch just sampled: PPO
+(CartPole-v1; Pendulum-v1 with a Gaussian policy; CartPole-v1 with a recurrent agent) takes ``--updates``
+gradient steps per iteration (epochs x minibatches); A2C (CartPole-v1, feedforward and recurrent) takes one
+per batch, so each of its iterations samples and trains ``--updates`` batches.
+
+It asserts that every loss is finite, that every trained network's parameters changed, and that the
+tensors read back to the host (``item``, ``tolist``, ``cpu``, ``float()``, ``int()``, and an agent's
+``outputs_to_cpu``) number at most one per gradient step, none of them by the agent. On a GPU it also
+counts the operations that make the host wait for the device (``torch.cuda.set_sync_debug_mode``, which
+also sees blocking host-to-device copies) and asserts the same bound. It prints one line per algorithm
+with its updates per second, timed over the iterations after the first (which pays for CUDA's start-up).
+A device mismatch anywhere in a loss (a CPU tensor meeting a GPU one) raises, so the run fails on it.
 
 Exit code 0 when every check held, 1 otherwise.
 """
@@ -36,8 +42,13 @@ import torch
 HOST_READS = ("item", "tolist", "cpu", "__float__", "__int__")
 
 # Training batch and networks of each run: the algorithms' and agents' defaults, or tiny ones.
-ALGOS = ("SAC", "TD3", "DDPG", "DQN", "DQN-prioritized", "CatDQN")
+ALGOS = (
+    "SAC", "TD3", "DDPG", "DQN", "DQN-prioritized", "CatDQN", "R2D1",
+    "PPO", "PPO-gaussian", "PPO-recurrent", "A2C", "A2C-recurrent",
+)  # fmt: skip
 BATCH = dict(SAC=256, TD3=100, DDPG=64, DQN=32, CatDQN=32)
+ON_POLICY = ("PPO", "PPO-gaussian", "PPO-recurrent", "A2C", "A2C-recurrent")
+RECURRENT = ("R2D1", "PPO-recurrent", "A2C-recurrent")  # trained on whole sequences: a wait-reset sampler
 
 
 @dataclass
@@ -61,20 +72,39 @@ class Result:
 
 
 def build(name: str, tiny: bool, updates: int, sampler_bs: int) -> tuple[Any, Any, str]:
-    """The agent, the algorithm and the env id of one run, training ``updates`` steps per iteration."""
+    """The agent, the algorithm and the env id of one run, training ``updates`` steps per iteration
+    (A2C: one step per sampled batch)."""
+    if name in ON_POLICY:
+        return build_on_policy(name, tiny, updates)
     from rlrun.agents.dqn.catdqn_agent import CatDqnAgent
     from rlrun.agents.dqn.dqn_agent import DqnAgent
+    from rlrun.agents.dqn.r2d1_agent import R2d1Agent
     from rlrun.agents.qpg.ddpg_agent import DdpgAgent
     from rlrun.agents.qpg.sac_agent import SacAgent
     from rlrun.agents.qpg.td3_agent import Td3Agent
     from rlrun.algos.dqn.cat_dqn import CategoricalDQN
     from rlrun.algos.dqn.dqn import DQN
+    from rlrun.algos.dqn.r2d1 import R2D1
     from rlrun.algos.qpg.ddpg import DDPG
     from rlrun.algos.qpg.sac import SAC
     from rlrun.algos.qpg.td3 import TD3
 
     nets: dict[str, Any] = dict(model_kwargs=dict(hidden_sizes=[8])) if tiny else {}
     qnets: dict[str, Any] = dict(nets, q_model_kwargs=dict(hidden_sizes=[8])) if tiny else {}
+    if name == "R2D1":
+        # batch_B sequences of warmup_T + batch_T (+ n_step_return) steps; replay_ratio counts all their steps.
+        T, B, warmup = (4, 2, 2) if tiny else (16, 32, 8)
+        sequences = dict(batch_T=T, batch_B=B, warmup_T=warmup, store_rnn_state_interval=4 if tiny else 8)
+        rnn_nets = dict(model_kwargs=dict(hidden_sizes=[8], lstm_size=4, head_size=8)) if tiny else {}
+        algo = R2D1(
+            n_step_return=2 if tiny else 5,
+            min_steps_learn=2 * sampler_bs,  # two iterations fill the sequence replay
+            replay_size=10_000,
+            replay_ratio=updates * (T + warmup) * B / sampler_bs,
+            target_update_interval=100,
+            **sequences,
+        )
+        return R2d1Agent(**rnn_nets), algo, "CartPole-v1"
     batch_size = 8 if tiny else BATCH[name.split("-")[0]]
     # updates_per_optimize = round(replay_ratio * sampler batch / batch_size) = updates
     replay = dict(
@@ -98,6 +128,30 @@ def build(name: str, tiny: bool, updates: int, sampler_bs: int) -> tuple[Any, An
     raise ValueError(f"unknown algorithm {name!r}; choose from {ALGOS}")
 
 
+def build_on_policy(name: str, tiny: bool, updates: int) -> tuple[Any, Any, str]:
+    """PPO's or A2C's agent, algorithm and env id; PPO takes ``updates`` gradient steps per batch."""
+    from rlrun.agents.pg.categorical import CategoricalPgAgent, RecurrentCategoricalPgAgent
+    from rlrun.agents.pg.gaussian import GaussianPgAgent
+    from rlrun.algos.pg.a2c import A2C
+    from rlrun.algos.pg.ppo import PPO
+
+    nets: dict[str, Any] = dict(model_kwargs=dict(hidden_sizes=[8])) if tiny else {}
+    rnn_nets: dict[str, Any] = dict(model_kwargs=dict(hidden_sizes=[8], lstm_size=4)) if tiny else {}
+    minibatches = 2 if tiny else 4  # a recurrent agent's minibatches split the sampler's batch_B envs
+    ppo = dict(minibatches=minibatches, epochs=max(1, updates // minibatches))
+    if name == "PPO":
+        return CategoricalPgAgent(**nets), PPO(**ppo), "CartPole-v1"
+    if name == "PPO-gaussian":  # with value clipping, so that the sampled values take part
+        return GaussianPgAgent(**nets), PPO(value_clip=0.2, **ppo), "Pendulum-v1"
+    if name == "PPO-recurrent":
+        return RecurrentCategoricalPgAgent(**rnn_nets), PPO(**ppo), "CartPole-v1"
+    if name == "A2C":
+        return CategoricalPgAgent(**nets), A2C(), "CartPole-v1"
+    if name == "A2C-recurrent":
+        return RecurrentCategoricalPgAgent(**rnn_nets), A2C(), "CartPole-v1"
+    raise ValueError(f"unknown algorithm {name!r}; choose from {ALGOS}")
+
+
 def trained_modules(agent: Any) -> dict[str, torch.nn.Module]:
     """The networks a gradient step moves (targets follow them and are left out)."""
     others = agent.other_models() if hasattr(agent, "other_models") else {}
@@ -112,13 +166,27 @@ class HostReads:
         self._originals = {name: getattr(torch.Tensor, name) for name in HOST_READS}
 
     def __enter__(self) -> HostReads:
+        from rlrun.agents.base import BaseAgent
+
         for name, original in self._originals.items():
             setattr(torch.Tensor, name, self._counting(original))
+        # An agent's copy of its outputs to the host: no call of a counted method on the CPU, a copy on a GPU.
+        outputs_to_cpu, counts = BaseAgent.outputs_to_cpu, self.counts
+        self._outputs_to_cpu = outputs_to_cpu
+
+        def counted(agent: Any, buffer: Any) -> Any:
+            counts["agent"] += 1
+            return outputs_to_cpu(agent, buffer)
+
+        BaseAgent.outputs_to_cpu = counted  # type: ignore[method-assign]
         return self
 
     def __exit__(self, *exc: object) -> None:
+        from rlrun.agents.base import BaseAgent
+
         for name, original in self._originals.items():
             setattr(torch.Tensor, name, original)
+        BaseAgent.outputs_to_cpu = self._outputs_to_cpu  # type: ignore[method-assign]
 
     def _counting(self, original: Callable[..., Any]) -> Callable[..., Any]:
         counts = self.counts
@@ -159,15 +227,21 @@ class DeviceSyncs:
 
 
 def run_one(name: str, device: torch.device, tiny: bool, iterations: int, updates: int) -> Result:
-    """Fill the replay, then train ``iterations`` iterations of ``updates`` steps; check and time them."""
+    """Fill the replay (if any), then train ``iterations`` iterations of ``updates`` steps; check and time them."""
     from rlrun.envs.gym import make
+    from rlrun.samplers.collectors import WaitResetCollector
     from rlrun.samplers.serial.sampler import SerialSampler
     from rlrun.utils.seed import set_seed
 
     set_seed(0)
     batch_T, batch_B = (8, 2) if tiny else (32, 4)
     agent, algo, env_id = build(name, tiny, updates, batch_T * batch_B)
-    sampler = SerialSampler(make, dict(id=env_id), batch_T=batch_T, batch_B=batch_B, max_decorrelation_steps=0)
+    collector = dict(CollectorCls=WaitResetCollector) if name in RECURRENT else {}
+    sampler = SerialSampler(
+        make, dict(id=env_id), batch_T=batch_T, batch_B=batch_B, max_decorrelation_steps=0, **collector
+    )
+    # A2C takes one gradient step per batch: an iteration here samples and trains ``updates`` batches.
+    batches = updates if name.startswith("A2C") else 1
     problems: list[str] = []
     reads, syncs, steps, seconds = HostReads(), DeviceSyncs(device), 0, 0.0
     from rlrun.algos import optim
@@ -177,14 +251,21 @@ def run_one(name: str, device: torch.device, tiny: bool, iterations: int, update
     try:
         examples = sampler.initialize(agent, seed=0, bootstrap_value=algo.bootstrap_value)
         agent.to_device(None if device.type == "cpu" else device)
-        n_itr = 1 + iterations
-        algo.initialize(agent, n_itr=n_itr, batch_spec=sampler.batch_spec, mid_batch_reset=True, examples=examples)
+        fill = 0  # the iterations that only fill a replay
+        n_itr = iterations * batches
+        algo.initialize(
+            agent, n_itr=n_itr, batch_spec=sampler.batch_spec, mid_batch_reset=sampler.mid_batch_reset,
+            examples=examples,
+        )  # fmt: skip
+        if name not in ON_POLICY:
+            fill = algo.min_itr_learn
+            n_itr += fill
         before: dict[str, list[torch.Tensor]] = {}
         for itr in range(n_itr):
             agent.sample_mode(itr)
             samples, _ = sampler.obtain_samples(itr)
             agent.train_mode(itr)
-            if itr < algo.min_itr_learn:
+            if itr < fill:
                 algo.optimize_agent(itr, samples)
                 continue
             if not before:
@@ -194,7 +275,7 @@ def run_one(name: str, device: torch.device, tiny: bool, iterations: int, update
             with reads, syncs:
                 opt_info = algo.optimize_agent(itr, samples)  # reads its figures back: the device is done
             elapsed = time.perf_counter() - start
-            if itr > algo.min_itr_learn:  # the first training iteration pays for CUDA's start-up
+            if itr >= fill + batches:  # the first training iteration pays for CUDA's start-up
                 seconds += elapsed
             steps += algo.update_counter - steps_before
             for field, values in zip(type(opt_info)._fields, opt_info):

@@ -81,7 +81,9 @@ def hide_previous_step(
     if episode_start is None:
         return prev_action, prev_reward
     episode_start = torch.as_tensor(episode_start, dtype=torch.bool)
-    if not bool(episode_start.any()):  # most steps (a CPU mask: no device sync)
+    # Most steps start no episode. Asked of a mask on a GPU (training's), the question would make the
+    # host wait for the device: there the zeros are multiplied in without asking.
+    if episode_start.device.type == "cpu" and not bool(episode_start.any()):
         return prev_action, prev_reward
     keep = (~episode_start).to(prev_reward.device)
     prev_reward = prev_reward * keep.to(prev_reward.dtype)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import torch
 
 from rlrun.agents.base import SpaceTensor
@@ -39,12 +40,21 @@ def run_with_resets(
     more calls but no step is wasted or fed the wrong state. Gradients flow through the whole
     sequence. ``output`` is a tensor ``[t, B, ...]`` or a (named) tuple of them. Returns ``(output
     [T, B, ...], final state)``.
+
+    Where to cut is host knowledge, so ``reset`` is best given on the CPU, as samples and replays hold
+    it: the cuts are read from it there, and it goes to the inputs' device in one non-blocking copy for
+    the state and input masks, so that an agent on a GPU is never waited for. A ``reset`` on a GPU
+    works too, at the cost of one read back to the host per call.
     """
     T = reset.shape[0]
-    cuts = [0, *(torch.nonzero(reset[1:].any(dim=1)).flatten() + 1).tolist(), T]
+    on_host = (reset if reset.device.type == "cpu" else reset.cpu()).numpy()
+    if reset.device != prev_reward.device:
+        reset = reset.to(prev_reward.device, non_blocking=True)
+    cuts = [0, *(np.flatnonzero(on_host[1:].any(axis=1)) + 1).tolist(), T]
     outputs = []
     for a, b in zip(cuts[:-1], cuts[1:]):
-        rnn_state = _zero_where(rnn_state, reset[a])
+        if on_host[a].any():
+            rnn_state = _zero_where(rnn_state, reset[a])
         inputs = (observation[a:b], prev_action[a:b], prev_reward[a:b], rnn_state)
         out, rnn_state = model(*inputs, reset[a:b]) if pass_reset else model(*inputs)
         outputs.append(out)
@@ -64,7 +74,7 @@ def _cat_time(pieces: Sequence[Any]) -> Any:
 
 def _zero_where(rnn_state: RecurrentState | None, reset: torch.Tensor) -> RecurrentState | None:
     """``[N, B, ...]`` states with the columns of ``reset`` (``[B]`` bool) set to zero."""
-    if rnn_state is None or not bool(reset.any()):
+    if rnn_state is None:
         return rnn_state
 
     def zero(s: torch.Tensor) -> torch.Tensor:

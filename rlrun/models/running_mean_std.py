@@ -50,13 +50,12 @@ class RunningMeanStdModel(torch.nn.Module):
             batch_count = T * B
             batch_mean = x.mean(dim=0)
             batch_var = x.var(dim=0, unbiased=False)
-        if self.count == 0:
-            self.mean.copy_(batch_mean)
-            self.var.copy_(batch_var)
-        else:
-            total = self.count + batch_count
-            delta = batch_mean - self.mean
-            m2 = self.var * self.count + batch_var * batch_count + delta**2 * self.count * batch_count / total
-            self.mean.add_(delta * batch_count / total)
-            self.var.copy_(m2 / total)
+        # The first batch is taken as it is. Chosen by torch.where, not by asking ``count == 0``: on a GPU
+        # the question would make the host wait for the device at every update.
+        first = self.count == 0
+        total = self.count + batch_count
+        delta = batch_mean - self.mean
+        m2 = self.var * self.count + batch_var * batch_count + delta**2 * self.count * batch_count / total
+        self.mean.copy_(torch.where(first, batch_mean, self.mean + delta * batch_count / total))
+        self.var.copy_(torch.where(first, batch_var, m2 / total))
         self.count += batch_count

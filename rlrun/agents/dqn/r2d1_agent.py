@@ -60,13 +60,14 @@ class R2d1AgentBase(StatelessRnnHooks, EpsilonGreedyQAgent):
         init_rnn_state: RecurrentState | None = None,
         episode_start: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, RecurrentState]:
-        """Q-values ``[T, B, n_actions]`` on the CPU (with grad) over a ``[T, B]`` batch from
-        ``init_rnn_state`` (``[N, B, H]``, None for zeros), and the state after the last step, left on
-        the agent's device. ``episode_start`` (bool ``[T, B]``, optional): the steps that begin an
+        """Q-values ``[T, B, n_actions]`` (with grad) over a ``[T, B]`` batch from ``init_rnn_state``
+        (``[N, B, H]``, None for zeros), and the state after the last step, both on the agent's device
+        (training; :meth:`step` answers the sampler on the CPU). ``episode_start`` (bool ``[T, B]``, optional): the steps that begin an
         episode, whose previous action and reward the model sees as zeros, as :meth:`step` gave them."""
         inputs = self._inputs(observation, prev_action, prev_reward, episode_start)
+        q: torch.Tensor  # the model is an nn.Module, whose outputs mypy sees as Any
         q, rnn_state = self.model(*inputs, _to(init_rnn_state, self.device))
-        return q.cpu(), rnn_state
+        return q, rnn_state
 
     @torch.no_grad()
     def target(
@@ -79,8 +80,9 @@ class R2d1AgentBase(StatelessRnnHooks, EpsilonGreedyQAgent):
     ) -> tuple[torch.Tensor, RecurrentState]:
         """As :meth:`__call__` with the target network, without grad."""
         inputs = self._inputs(observation, prev_action, prev_reward, episode_start)
+        q: torch.Tensor
         q, rnn_state = self.target_model(*inputs, _to(init_rnn_state, self.device))
-        return q.cpu(), rnn_state
+        return q, rnn_state
 
     @torch.no_grad()
     def step(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> AgentStep:

@@ -122,9 +122,10 @@ class CategoricalPgAgent(BaseAgent):
     def __call__(
         self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor
     ) -> tuple[DistInfo, torch.Tensor]:
-        """``(DistInfo(prob [T, B, A]), value [T, B])`` on the CPU, with grad."""
+        """``(DistInfo(prob [T, B, A]), value [T, B])`` on the agent's device, with grad (training; the
+        algorithm moved the batch there: :meth:`step` and :meth:`value` answer the sampler on the CPU)."""
         pi, value = self.model(*self._model_inputs(observation, prev_action, prev_reward))
-        return self.outputs_to_cpu((DistInfo(prob=pi), value))
+        return DistInfo(prob=pi), value
 
     @torch.no_grad()
     def step(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> AgentStep:
@@ -220,8 +221,8 @@ class RecurrentCategoricalPgAgentBase(StatelessRnnHooks, BaseAgent):
         episode_start: torch.Tensor | None = None,
     ) -> PolicyOutputs:
         """The forward pass over a ``[T, B]`` batch from ``init_rnn_state`` (``[N, B, H]``; None for zeros),
-        with grad: ``(DistInfo(prob [T, B, A]), value [T, B])`` on the CPU and the state after the last
-        step, left on the agent's device. ``episode_start`` (bool ``[T, B]``, optional; as recorded in
+        with grad: ``(DistInfo(prob [T, B, A]), value [T, B])`` and the state after the last step, all on
+        the agent's device (training; :meth:`step` and :meth:`value` answer the sampler on the CPU). ``episode_start`` (bool ``[T, B]``, optional; as recorded in
         ``agent_info.episode_start``): the steps whose previous action and reward the model sees as
         zeros, as :meth:`step` gave them. The state is not reset inside the batch; A2C and PPO cut the
         batch where episodes start (:func:`~rlrun.algos.recurrent.run_with_resets`)."""

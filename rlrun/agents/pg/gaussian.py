@@ -72,9 +72,10 @@ class GaussianPgAgent(BaseAgent):
     def __call__(
         self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor
     ) -> tuple[DistInfoStd, torch.Tensor]:
-        """``(DistInfoStd(mean, log_std) [T, B, A], value [T, B])`` on the CPU, with grad."""
+        """``(DistInfoStd(mean, log_std) [T, B, A], value [T, B])`` on the agent's device, with grad
+        (training; :meth:`step` and :meth:`value` answer the sampler on the CPU)."""
         mu, log_std, value = self.model(*self.inputs_to_device((observation, prev_action, prev_reward)))
-        return self.outputs_to_cpu((DistInfoStd(mean=mu, log_std=log_std), value))
+        return DistInfoStd(mean=mu, log_std=log_std), value
 
     @torch.no_grad()
     def step(self, observation: SpaceTensor, prev_action: SpaceTensor, prev_reward: torch.Tensor) -> AgentStep:
@@ -161,8 +162,9 @@ class RecurrentGaussianPgAgentBase(StatelessRnnHooks, BaseAgent):
         episode_start: torch.Tensor | None = None,
     ) -> PolicyOutputs:
         """The forward pass over a ``[T, B]`` batch from ``init_rnn_state`` (``[N, B, H]``; None for zeros),
-        with grad: ``(DistInfoStd(mean, log_std) [T, B, A], value [T, B])`` on the CPU and the state
-        after the last step, left on the agent's device. ``episode_start`` (bool ``[T, B]``, optional):
+        with grad: ``(DistInfoStd(mean, log_std) [T, B, A], value [T, B])`` and the state after the last
+        step, all on the agent's device (training; :meth:`step` and :meth:`value` answer the sampler on
+        the CPU). ``episode_start`` (bool ``[T, B]``, optional):
         the steps whose previous action and reward the model sees as zeros, as :meth:`step` gave them."""
         inputs = self._model_inputs(observation, prev_action, prev_reward, init_rnn_state, episode_start)
         return train_forward(self, self._read, inputs)

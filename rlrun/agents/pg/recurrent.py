@@ -46,10 +46,9 @@ def model_inputs(
 
 
 def train_forward(agent: BaseAgent, read: ReadOutputs, inputs: ModelInputs) -> PolicyOutputs:
-    """The forward pass with grad: ``(dist_info, value)`` on the CPU, the next state left on the device."""
-    dist_info, value, next_rnn_state = read(agent.model(*inputs))
-    dist_info, value = agent.outputs_to_cpu((dist_info, value))
-    return dist_info, value, next_rnn_state
+    """The training forward pass (with grad): ``(dist_info, value, next state)``, all left on the agent's
+    device, where the algorithm computes its losses (no host copy per minibatch)."""
+    return read(agent.model(*inputs))
 
 
 def sample_step(

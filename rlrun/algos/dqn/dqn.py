@@ -306,7 +306,8 @@ class QLearning(RlAlgorithm[QAgentT], Generic[QAgentT, StepLogT]):
 
     def train_step(self, opt_info: StepLogT) -> torch.Tensor:
         """One gradient step on a replay batch: the loss, the step, the new priorities, the target copy
-        when due, and the step's figures appended to ``opt_info``. Returns the new priorities."""
+        when due, and the step's figures appended to ``opt_info``. Returns the new priorities: on the host
+        with ``prioritized_replay`` (the replay took them there), else on the agent's device."""
         samples_from_replay = self.sample_replay()  # on the agent's device
         loss, td_abs_errors, priorities = self.loss_and_priorities(samples_from_replay)
         self.optimizer.zero_grad()
@@ -321,6 +322,7 @@ class QLearning(RlAlgorithm[QAgentT], Generic[QAgentT, StepLogT]):
             host = torch.cat(on_device).cpu().numpy()
             self.replay_buffer.update_batch_priorities(host[: -len(figures)])
             figures = host[-len(figures) :].tolist()
+            priorities = torch.from_numpy(host[: -len(figures)])
         self.update_counter += 1
         if self.update_counter % self.target_update_interval == 0:
             self.agent.update_target(self.target_update_tau)

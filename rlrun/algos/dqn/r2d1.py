@@ -17,6 +17,7 @@ import torch
 
 from rlrun.agents.base import BaseAgent
 from rlrun.agents.dqn.r2d1_agent import R2d1AgentBase
+from rlrun.algos.device import batch_to_device
 from rlrun.algos.dqn.dqn import QLearning, SamplesToBuffer, SamplesToBufferTl, is_frame_stack, td_losses
 from rlrun.algos.opt_info import StepValue
 from rlrun.algos.recurrent import run_with_resets
@@ -295,8 +296,11 @@ class R2D1(QLearning[R2d1AgentBase, OptInfo]):
     # --- optimisation -----------------------------------------------------------------------------
 
     def sample_replay(self) -> NamedArrayTuple:
-        """A training batch from the replay: ``batch_B`` sequences."""
-        result: NamedArrayTuple = self.replay_buffer.sample_batch(self.batch_B)
+        """A training batch from the replay: ``batch_B`` sequences, on the agent's device but for
+        ``all_reset``, which stays on the host, where :func:`run_with_resets` reads where to cut them."""
+        batch: NamedArrayTuple = self.replay_buffer.sample_batch(self.batch_B)
+        on_device = batch_to_device(batch._replace(all_reset=None), self.agent.device)
+        result: NamedArrayTuple = on_device._replace(all_reset=batch.all_reset)
         return result
 
     def loss_and_priorities(self, samples: NamedArrayTuple) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -305,7 +309,10 @@ class R2D1(QLearning[R2d1AgentBase, OptInfo]):
     def train_step(self, opt_info: OptInfo) -> torch.Tensor:
         """DQN's gradient step; ``opt_info.priority`` also gets the new sequence priorities."""
         priorities = super().train_step(opt_info)
-        opt_info.priority.append(priorities.detach())  # its values, once per iteration
+        if self.prioritized_replay:  # the replay took them: already on the host, read with the step's figures
+            opt_info.priority.extend(priorities.numpy().tolist())
+        else:
+            opt_info.priority.append(priorities.detach())  # its values, once per iteration
         return priorities
 
     def loss(self, samples: NamedArrayTuple) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -314,13 +321,15 @@ class R2D1(QLearning[R2d1AgentBase, OptInfo]):
         wT, bT, n = self.warmup_T, self.batch_T, self.n_step_return
         # Previous actions and rewards as the replay stored them (at an episode's first step the previous
         # episode's last ones, which R2d1Agent zeroes as it did when sampling); the state restarts at resets.
-        reset = samples.all_reset.bool()
+        reset = samples.all_reset.bool()  # on the host (sample_replay): where the sequences are cut
         prev_action, prev_reward = samples.all_action, samples.all_reward
         observation = samples.all_observation
         init_rnn_state = samples.init_rnn_state
         if init_rnn_state is not None:  # stored batch-first [B, N, H]; models take [N, B, H]
             init_rnn_state = buffer_to(
-                buffer_method(buffer_method(init_rnn_state, "transpose", 0, 1), "contiguous"), device=self.agent.device
+                buffer_method(buffer_method(init_rnn_state, "transpose", 0, 1), "contiguous"),
+                device=self.agent.device,
+                non_blocking=True,  # there already from sample_replay, unless a subclass draws otherwise
             )
 
         pass_reset = isinstance(self.agent, R2d1AgentBase)  # other agents take rlpyt's four inputs
@@ -356,8 +365,9 @@ class R2D1(QLearning[R2d1AgentBase, OptInfo]):
                 cut_here = samples.timeout[wT:].long()  # cut at the step itself: its own observation
                 offset = torch.where(samples.timeout_n[wT:], steps - cut_here, torch.full_like(steps, n))
             else:
-                steps = offset = torch.full(return_.shape, n, dtype=torch.long)
-            rows = torch.arange(bT).unsqueeze(1) + offset  # [bT, B], index into the bT + n target steps
+                steps = offset = torch.full(return_.shape, n, dtype=torch.long, device=return_.device)
+            # [bT, B], index into the bT + n target steps
+            rows = torch.arange(bT, device=return_.device).unsqueeze(1) + offset
             target_q = target_q_all.gather(0, rows)
             y = value_rescale(
                 return_ + (1 - done_n) * self.discount**steps * inv_value_rescale(target_q, self.value_scale_eps),

@@ -89,16 +89,17 @@ class A2C(PolicyGradientAlgo):
         """The A2C loss on a sampled batch, from one forward pass of the agent (with grad). Unpacks as
         rlpyt's ``(loss, entropy, perplexity)``; ``pi_loss`` and ``value_loss`` are attributes."""
         agent_inputs = self.agent_inputs(samples)
-        return_, advantage, valid = self.process_returns(samples)
+        # Returns on the host (a short recursion), then beside the agent's outputs on its device.
+        action, return_, advantage, valid = self.on_agent_device((samples.agent.action, *self.process_returns(samples)))
         if self.agent.recurrent:  # the whole [T, B] batch, from the sampling start state, as sampled
-            init_rnn_state = self.initial_rnn_state(samples)
+            init_rnn_state = self.on_agent_device(self.initial_rnn_state(samples))
             assert init_rnn_state is not None  # initial_rnn_state raises for a recurrent agent without one
             dist_info, value = self.recurrent_forward(agent_inputs, init_rnn_state, self.episode_start(samples))
         else:
             dist_info, value = self.agent(*agent_inputs)
         dist = self.agent.distribution
 
-        log_prob = dist.log_likelihood(samples.agent.action, dist_info)
+        log_prob = dist.log_likelihood(action, dist_info)
         pi_loss = -valid_mean(log_prob * advantage, valid)
         value_loss = self.value_loss_coeff * valid_mean(0.5 * (value - return_) ** 2, valid)
         # Without an entropy bonus the entropy is only logged, and stays out of the graph.

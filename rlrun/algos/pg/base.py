@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 
 from rlrun.agents.base import AgentInputs, BaseAgent, SpaceTensor
 from rlrun.agents.pg.base import is_recurrent_pg_agent, rnn_state_from_storage
+from rlrun.algos import optim
 from rlrun.algos.base import RlAlgorithm
+from rlrun.algos.device import batch_to_device
 from rlrun.algos.opt_info import StepValue
 from rlrun.algos.optim import make_optimizer
 from rlrun.algos.recurrent import run_with_resets
 from rlrun.distributions.base import Distribution
 from rlrun.models.lstm import RecurrentState
-from rlrun.utils.buffer import buffer_to
 from rlrun.utils.collections import NamedArrayTuple, namedtuple, optional_field
 from rlrun.utils.data_model import SamplesBatch
 from rlrun.utils.returns import generalized_advantage_estimation, generalized_advantage_estimation_tl, valid_from_done
@@ -23,6 +24,8 @@ from rlrun.utils.tensor import valid_mean
 
 if TYPE_CHECKING:  # samplers sit beside algos in the layers; only the type is needed
     from rlrun.samplers.collections import BatchSpec
+
+BatchT = TypeVar("BatchT")
 
 __all__ = [
     "PolicyGradientAlgo",
@@ -121,6 +124,11 @@ def entropy_and_perplexity(
 
 def normalized(advantage: torch.Tensor, valid: torch.Tensor | None = None) -> torch.Tensor:
     """``advantage`` shifted and scaled so that its valid entries have zero mean and unit standard deviation."""
+    if valid is not None and advantage.device.type not in optim.HOST_DEVICE_TYPES:
+        # Selecting the valid entries would make a GPU's host wait for the device to count them: weigh instead.
+        mean = valid_mean(advantage, valid)
+        std = valid_mean((advantage - mean) ** 2, valid).sqrt()
+        return (advantage - mean) / std.clamp(min=1e-6)
     adv = advantage if valid is None else advantage[valid > 0]
     return (advantage - adv.mean()) / adv.std(correction=0).clamp(min=1e-6)
 
@@ -270,10 +278,17 @@ class PolicyGradientAlgo(RlAlgorithm[BaseAgent]):
             prev_action=samples.agent.prev_action,
             prev_reward=samples.env.prev_reward,
         )
-        agent_inputs: NamedArrayTuple = buffer_to(on_host, device=self.agent.device)
+        agent_inputs: NamedArrayTuple = self.on_agent_device(on_host)
         if hasattr(self.agent, "update_obs_rms"):
             self.agent.update_obs_rms(agent_inputs.observation)
         return agent_inputs
+
+    def on_agent_device(self, batch: BatchT) -> BatchT:
+        """``batch`` (a nested tuple of CPU tensors from the samples) on the agent's device, in non-blocking
+        copies: the agent's training outputs stay on its device (a GPU's), so the loss's other inputs
+        (actions, returns, advantages, masks, the sampled distributions and states) go there, once per
+        iteration, and no gradient step waits for a copy."""
+        return batch_to_device(batch, self.agent.device)
 
     def initial_rnn_state(self, samples: SamplesBatch) -> RecurrentState | None:
         """The recurrent state each env's sequence in ``samples`` starts from, batch-first (``[B, N, H]``,
@@ -301,8 +316,9 @@ class PolicyGradientAlgo(RlAlgorithm[BaseAgent]):
         """``(dist_info, value)`` of a recurrent agent over ``[T, B]`` inputs (with grad), from the state each
         env's sequence started from (batch-first, as stored: ``[B, N, H]``) and fed as sampling fed it:
         at the steps of ``episode_start`` the state restarts from zeros and the previous action and
-        reward are zeros (:func:`~rlrun.algos.recurrent.run_with_resets`). Without ``episode_start``
-        (an agent that records none), one pass over the inputs as stored."""
+        reward are zeros (:func:`~rlrun.algos.recurrent.run_with_resets`; ``episode_start`` is best left
+        on the host, where the cuts are read). Without ``episode_start`` (an agent that records none),
+        one pass over the inputs as stored."""
         state = rnn_state_from_storage(init_rnn_state)
         agent = self.agent
         if not is_recurrent_pg_agent(agent):  # BaseAgent's __call__ takes no state

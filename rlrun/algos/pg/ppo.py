@@ -142,24 +142,31 @@ class PPO(PolicyGradientAlgo):
         """``epochs`` x ``minibatches`` gradient steps on one ``[T, B]`` batch."""
         samples = require_samples(self, samples)
         agent_inputs = self.agent_inputs(samples)  # on the device once; minibatches index there
-        return_, advantage, valid = self.process_returns(samples)
-        loss_inputs = LossInputs(
-            agent_inputs=agent_inputs,
-            action=samples.agent.action,
-            return_=return_,
-            advantage=advantage,
-            valid=valid,
-            old_dist_info=samples.agent.agent_info.dist_info,
+        return_, advantage, valid = self.process_returns(samples)  # on the host (a short recursion)
+        old_value = samples.agent.agent_info.value if self.value_clip is not None else None
+        # The whole batch to the agent's device at once, where its outputs stay: the minibatches index there.
+        loss_inputs, init_rnn_state, old_value = self.on_agent_device(
+            (
+                LossInputs(
+                    agent_inputs=agent_inputs,
+                    action=samples.agent.action,
+                    return_=return_,
+                    advantage=advantage,
+                    valid=valid,
+                    old_dist_info=samples.agent.agent_info.dist_info,
+                ),
+                self.initial_rnn_state(samples),  # [B, N, H]; None for a feedforward agent
+                old_value,
+            )
         )
         self._apply_schedule(itr)
 
         T, B = samples.env.reward.shape[:2]
-        init_rnn_state = self.initial_rnn_state(samples)  # [B, N, H]; None for a feedforward agent
         recurrent = init_rnn_state is not None
-        episode_start = self.episode_start(samples)  # [T, B]; None for an agent that records none
+        # [T, B], left on the host where the recurrent forward reads its cuts; None for an agent that records none.
+        episode_start = self.episode_start(samples)
         n = B if recurrent else T * B  # a recurrent agent's minibatches are whole sequences: envs, not steps
         mb_size = n // self.minibatches
-        old_value = samples.agent.agent_info.value if self.value_clip is not None else None
         if not recurrent:  # env-major and flat, once per batch: step k is [k % T, k // T], one index per field
             loss_inputs, old_value = buffer_func(
                 (loss_inputs, old_value), lambda x: x.transpose(0, 1).reshape(T * B, *x.shape[2:])
@@ -168,7 +175,8 @@ class PPO(PolicyGradientAlgo):
         extra: dict[str, Any] = {}
         opt_info = OptInfoPpo(*([] for _ in OptInfoPpo._fields))
         for _epoch in range(self.epochs):
-            order = torch.randperm(n)
+            order_on_host = torch.randperm(n)  # the CPU generator's stream, wherever the agent is
+            order = self.on_agent_device(order_on_host)  # indexes on the host would be copied per minibatch, blocking
             for start in range(0, n - mb_size + 1, mb_size):
                 idxs = order[start : start + mb_size]
                 mb_inputs = loss_inputs[:, idxs] if recurrent else loss_inputs[idxs]
@@ -178,7 +186,8 @@ class PPO(PolicyGradientAlgo):
                     extra["old_value"] = old_value[:, idxs] if recurrent else old_value[idxs]
                 # Handed to loss() beside its arguments, not as one: a subclass's loss() with rlpyt's
                 # parameters, calling super().loss() without it, still replays the batch as sampled.
-                self._minibatch_episode_start = None if episode_start is None else episode_start[:, idxs]
+                if episode_start is not None:
+                    self._minibatch_episode_start = episode_start[:, order_on_host[start : start + mb_size]]
                 if recurrent:
                     mb_rnn_state = buffer_func(init_rnn_state, operator.getitem, idxs)
                     # Positional, as rlpyt passed it, so subclasses that name the parameter otherwise still run.
