@@ -15,7 +15,7 @@ arguments under spawn and forkserver.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Protocol, cast
 
 import numpy as np
 import torch
@@ -24,6 +24,16 @@ from rlrun.utils.collections import NamedArrayTuple
 from rlrun.utils.synchronize import DEFAULT_LOCK_TIMEOUT_S, RWLock
 
 __all__ = ["AsyncReplayBufferMixin"]
+
+
+class _LockedReplay(Protocol):
+    """What the mixin wraps: the methods of the replay class after it in the MRO."""
+
+    def append_samples(self, samples: NamedArrayTuple) -> tuple[int, slice | np.ndarray] | None: ...
+    def sample_batch(self, batch_B: int, *batch_T: int) -> NamedArrayTuple: ...
+    def update_batch_priorities(self, priorities: torch.Tensor | np.ndarray) -> None: ...
+    def state_dict(self) -> dict[str, Any]: ...
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
 
 
 class AsyncReplayBufferMixin:
@@ -39,29 +49,30 @@ class AsyncReplayBufferMixin:
         self.rw_lock = RWLock(timeout=lock_timeout)
         super().__init__(*args, **kwargs)
 
+    def _locked(self) -> _LockedReplay:
+        """The replay this mixin wraps (the next class in the MRO). The mixin has no base of its own, so
+        that it goes in front of any replay class; the cast tells the type checker what it wraps."""
+        return cast(_LockedReplay, super())
+
     def append_samples(self, samples: NamedArrayTuple) -> tuple[int, slice | np.ndarray] | None:
         with self.rw_lock.write_lock:
-            written: tuple[int, slice | np.ndarray] | None = super().append_samples(samples)  # type: ignore[misc]
-        return written
+            return self._locked().append_samples(samples)
 
     def sample_batch(self, batch_B: int, batch_T: int | None = None) -> NamedArrayTuple:
-        batch: NamedArrayTuple
         with self.rw_lock.read_lock:
             if batch_T is None:  # a transition replay's sample_batch takes batch_B alone
-                batch = super().sample_batch(batch_B)  # type: ignore[misc]
-            else:
-                batch = super().sample_batch(batch_B, batch_T)  # type: ignore[misc]
-        return batch
+                return self._locked().sample_batch(batch_B)
+            return self._locked().sample_batch(batch_B, batch_T)
 
     def update_batch_priorities(self, priorities: torch.Tensor | np.ndarray) -> None:
         with self.rw_lock.write_lock:
-            super().update_batch_priorities(priorities)  # type: ignore[misc]
+            self._locked().update_batch_priorities(priorities)
 
     def state_dict(self) -> dict[str, Any]:
         """Copies of the arrays (taken under the read lock: the copiers keep writing afterwards)."""
         with self.rw_lock.read_lock:
-            return copy.deepcopy(super().state_dict())  # type: ignore[misc]
+            return copy.deepcopy(self._locked().state_dict())
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         with self.rw_lock.write_lock:
-            super().load_state_dict(state)  # type: ignore[misc]
+            self._locked().load_state_dict(state)

@@ -47,7 +47,8 @@ class SerialSampler(BaseSampler):
         eval_CollectorCls: type[BaseEvalCollector] = SerialEvalCollector,
         **kwargs: Any,
     ) -> None:
-        super().__init__(*args, CollectorCls=CollectorCls, eval_CollectorCls=eval_CollectorCls, **kwargs)  # type: ignore[misc]
+        kwargs.update(CollectorCls=CollectorCls, eval_CollectorCls=eval_CollectorCls)  # after rlpyt's positional args
+        super().__init__(*args, **kwargs)
         self.envs: list[Env] = []
         self.eval_envs: list[Env] = []
         # Built by initialize (start_with).
