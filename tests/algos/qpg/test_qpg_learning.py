@@ -101,3 +101,35 @@ def test_example_2_sac_learns_halfcheetah_in_50k_steps(tmp_path):
     progress = read_progress(run_dir)
     curve = [(int(s), float(r)) for s, r in zip(progress["Diagnostics/CumSteps"], progress["ReturnAverage"])]
     assert curve[-1][0] == 50_000 and curve[-1][1] >= HALFCHEETAH_MIN_RETURN, curve
+
+
+TD3_HALFCHEETAH_20K_MIN_RETURN = 300.0  # seed 0 of benchmarks/mujoco_seeds.py's run read 629 at 20k steps
+
+
+@pytest.mark.learning
+@pytest.mark.timeout(900)
+def test_td3_with_the_rl_zoo_settings_learns_halfcheetah_in_its_first_10k_updates(tmp_path):
+    """The first 20k steps of benchmarks/mujoco_seeds.py's TD3 run on HalfCheetah-v5 (seed 0; batch 256, one
+    gradient step per env step from step 10k), run by ``rlrun train`` as the campaign runs it."""
+    pytest.importorskip("mujoco", reason="HalfCheetah needs MuJoCo (pip install rlrun[mujoco])")
+    import importlib.util
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    spec = importlib.util.spec_from_file_location("mujoco_seeds", root / "benchmarks" / "mujoco_seeds.py")
+    assert spec is not None and spec.loader is not None
+    campaign = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(campaign)
+    command = campaign.rlrun_command(tmp_path, "td3", "HalfCheetah-v5", 0)
+    command[command.index("--steps") + 1] = "20000"
+    command += ["--checkpoint-every", "0"]
+    env = dict(os.environ, PYTHONPATH=str(root), OMP_NUM_THREADS="1")
+    result = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=850)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    progress = read_progress(str(campaign.run_dir(tmp_path, "td3", "HalfCheetah-v5", 0)))
+    steps = progress[str(find_column(progress, "CumSteps"))]
+    curve = [(int(s), float(r)) for s, r in zip(steps, progress["ReturnAverage"])]
+    assert curve[-1][0] == 20_000 and curve[-1][1] >= TD3_HALFCHEETAH_20K_MIN_RETURN, (curve, sys.executable)
