@@ -316,18 +316,12 @@ def record(env: str, algo: str, seed: int, root: str = CURVES) -> str:
         with logger.quiet_console(), logger_context(tmp, seed, f"{algo}_{env}", {}, override_prefix=True) as run_dir:
             runner.train()
         data = read_progress(run_dir)
-    params = dict(
-        name=f"{algo} seed {seed}",
-        env=env,
-        algo=algo,
-        seed=seed,
-        command=f"python benchmarks/results_page.py record --env {env} --algo {algo} --seeds {seed}",
-        commit=_commit(),
-        started=started,
-        machine=f"{os.cpu_count()}-core VM, torch {torch.__version__}, 1 torch thread",
-        load_average_before=[round(x, 2) for x in load_before],
-        load_average_after=[round(x, 2) for x in os.getloadavg()],
+    command = f"python benchmarks/results_page.py record --env {env} --algo {algo} --seeds {seed}"
+    params = _params(
+        env, algo, seed, command, started, f"{os.cpu_count()}-core VM, torch {torch.__version__}, 1 torch thread"
     )
+    params["load_average_before"] = [round(x, 2) for x in load_before]
+    params["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     return write_curve(curve_dir(env, algo, seed, root), data, params)
 
 
@@ -346,17 +340,16 @@ def import_run(env: str, algo: str, seed: int, run_dir: str, machine: str, root:
         raise ValueError(f"{run_dir}: {done:,} of {pair.n_steps:,} steps; finish it first (`{pair.runs} run`).")
     with open(os.path.join(run_dir, "run.json")) as f:
         started = json.load(f).get("started", "")
-    params = dict(
-        name=f"{algo} seed {seed}",
-        env=env,
-        algo=algo,
-        seed=seed,
-        command=f"python {pair.runs} run --out-dir OUT_DIR (this seed: {os.path.basename(run_dir)})",
-        commit=_commit(),
-        started=started,
-        machine=machine,
-    )
-    return write_curve(curve_dir(env, algo, seed, root), data, params)
+    command = f"python {pair.runs} run --out-dir OUT_DIR (this seed: {os.path.basename(run_dir)})"
+    return write_curve(curve_dir(env, algo, seed, root), data, _params(env, algo, seed, command, started, machine))
+
+
+def _params(env: str, algo: str, seed: int, command: str, started: str, machine: str) -> dict[str, object]:
+    """A curve's ``params.json``: ``name`` is the label ``rlrun plot`` draws."""
+    return dict(
+        name=f"{algo} seed {seed}", env=env, algo=algo, seed=seed, command=command, commit=_commit(),
+        started=started, machine=machine,
+    )  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:
