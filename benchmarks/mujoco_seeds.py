@@ -237,8 +237,21 @@ def report(out_dir: Path, curves: bool) -> int:
     """Print the markdown report; with ``curves``, also write the finished runs' curves for docs/results.md."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import results_page
+    import stable_baselines3
+    import torch
 
     lines = [f"# SAC and TD3 on MuJoCo at {N_STEPS:,} steps: rlrun's seeds beside SB3", ""]
+    lines += [
+        f"`python benchmarks/mujoco_seeds.py run --out-dir {out_dir}` (rlrun, resumed over sittings) and the same with",
+        f"`--lib sb3` (Stable-Baselines3 {stable_baselines3.__version__}); this report: `report --curves`. Machine:",
+        f"{os.cpu_count()} CPUs, torch {torch.__version__}, one torch thread per run. The RL Zoo's settings:",
+        "SAC with its defaults (batch 256, Adam 3e-4, learned temperature, learning from step 10k); TD3 with",
+        "batch 256, one gradient step per env step, [400, 300] networks, exploration noise 0.1. Every 10k steps",
+        f"the deterministic policy plays {EVAL_EPISODES} episodes; a run's return at 100k is its last evaluation.",
+        "Training wall time excludes evaluation. The runs shared the machine with other work (at `nice 19`)",
+        "and were paused (SIGSTOP) for quiet measurements at times, so it is not rlrun's speed.",
+        "",
+    ]
     for env in ENVS:
         for algo in ALGOS:
             lines += pair_lines(out_dir, algo, env)
