@@ -1,6 +1,7 @@
 """SAC and TD3 on HalfCheetah-v5 and Hopper-v5, three seeds each at 100k steps, spread over as many sittings as it takes.
 
     python benchmarks/mujoco_seeds.py run --out-dir /work/runs/mujoco              # rlrun: every run, resumed where it was
+    python benchmarks/mujoco_seeds.py run --out-dir /work/runs/mujoco --seeds 2    # a second stream, on its own core
     python benchmarks/mujoco_seeds.py run --out-dir /work/runs/mujoco --lib sb3    # SB3 on seed 0 of each pair
     python benchmarks/mujoco_seeds.py status --out-dir /work/runs/mujoco           # what is done, what is left
     python benchmarks/mujoco_seeds.py report --out-dir /work/runs/mujoco           # the report, and the finished
@@ -12,7 +13,8 @@ gradient step per env step, [400, 300] networks and Gaussian exploration noise o
 deterministic policy plays 10 evaluation episodes. A run checkpoints after each log row with its replay buffer, so a
 sitting stopped at any point (Ctrl-C, SIGTERM, the end of a session) loses at most one log row: ``run`` continues each
 unfinished run with ``rlrun train --resume`` and skips the finished ones. Runs go seed-major (seed 0 of every pair
-first), so a partial campaign already covers each pair.
+first), so a partial campaign already covers each pair. Two streams may share an out-dir: each run holds a lock file
+beside its folder while it trains (a lock whose process is gone is taken over), and a stream skips runs another holds.
 
 SB3 (``--lib sb3``) runs the same budget with the RL Zoo's hyperparameters and the same evaluation, on seed 0 of each
 pair; its curve goes to ``<out-dir>/sb3_<algo>_<env>/seed_<seed>.json``. An SB3 run cannot resume: it restarts.
@@ -96,18 +98,62 @@ def rlrun_command(out_dir: Path, algo: str, env: str, seed: int) -> list[str]:
     return command
 
 
-def run_rlrun(out_dir: Path) -> int:
-    for seed in SEEDS:
+def claim(folder: Path) -> bool:
+    """Take ``folder``'s run for this process: False while another live process holds its lock file."""
+    lock = folder.parent / f"{folder.name}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    for _ in range(2):
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            try:
+                holder = int(lock.read_text() or "0")
+            except (OSError, ValueError):
+                holder = 0
+            if holder and holder != os.getpid() and pid_alive(holder):
+                return False
+            lock.unlink(missing_ok=True)  # stale: its stream was killed mid-run
+            continue
+        with os.fdopen(fd, "w") as f:
+            f.write(str(os.getpid()))
+        return True
+    return False
+
+
+def release(folder: Path) -> None:
+    (folder.parent / f"{folder.name}.lock").unlink(missing_ok=True)
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def run_rlrun(out_dir: Path, seeds: tuple[int, ...] = SEEDS) -> int:
+    for seed in seeds:
         for env in ENVS:
             for algo in ALGOS:
                 folder = run_dir(out_dir, algo, env, seed)
                 if steps_done(folder) >= N_STEPS:
                     continue
-                command = rlrun_command(out_dir, algo, env, seed)
-                print(f"[{time.strftime('%H:%M:%S')}] {algo} {env} seed {seed}: {' '.join(command[2:])}", flush=True)
-                with open(out_dir / "campaign.log", "a") as log:
-                    env_vars = dict(os.environ, PYTHONPATH=str(ROOT))  # this checkout's rlrun, from out_dir
-                    code = subprocess.call(command, stdout=log, stderr=subprocess.STDOUT, cwd=out_dir, env=env_vars)
+                if not claim(folder):
+                    print(f"{algo} {env} seed {seed}: another stream holds it; skipped", flush=True)
+                    continue
+                try:
+                    command = rlrun_command(out_dir, algo, env, seed)
+                    print(
+                        f"[{time.strftime('%H:%M:%S')}] {algo} {env} seed {seed}: {' '.join(command[2:])}", flush=True
+                    )
+                    with open(out_dir / "campaign.log", "a") as log:
+                        env_vars = dict(os.environ, PYTHONPATH=str(ROOT))  # this checkout's rlrun, from out_dir
+                        code = subprocess.call(command, stdout=log, stderr=subprocess.STDOUT, cwd=out_dir, env=env_vars)
+                finally:
+                    release(folder)
                 if code != 0:
                     print(f"  exit {code} at {steps_done(folder):,} steps; see {out_dir / 'campaign.log'}", flush=True)
                     return code
@@ -272,13 +318,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out-dir", type=Path, required=True)
     parser.add_argument("--lib", choices=["rlrun", "sb3"], default="rlrun")
     parser.add_argument("--curves", action="store_true", help="report: also write benchmarks/results/curves/")
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS), help="run: only these seeds (rlrun)")
     args = parser.parse_args(argv)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     if args.what == "status":
         return status(args.out_dir)
     if args.what == "report":
         return report(args.out_dir, args.curves)
-    return run_sb3_all(args.out_dir) if args.lib == "sb3" else run_rlrun(args.out_dir)
+    return run_sb3_all(args.out_dir) if args.lib == "sb3" else run_rlrun(args.out_dir, tuple(args.seeds))
 
 
 if __name__ == "__main__":

@@ -200,3 +200,41 @@ def test_the_mujoco_campaign_resumes_unfinished_runs_and_reports_finished_seeds_
     assert "| rlrun seed 2 | not finished (20,000 steps) | | |" in lines
     assert "| SB3 seed 0 | 2,400 | 2,400 | 2 min |" in lines
     assert "rlrun median over 2 seed(s): 2,500, mean 2,500 ± 707; at or above SB3's 2,400 (ratio 1.04)." in lines
+
+
+@pytest.mark.timeout(30)
+def test_two_mujoco_streams_split_the_runs_by_seed_and_lock_and_a_dead_streams_lock_is_taken_over(
+    tmp_path, monkeypatch
+):
+    import subprocess
+    import sys
+
+    spec = importlib.util.spec_from_file_location("mujoco_seeds", ROOT / "benchmarks" / "mujoco_seeds.py")
+    seeds = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(seeds)
+    out = tmp_path / "mujoco"
+    started: list[tuple[str, str, int]] = []
+
+    def fake_call(command, **kwargs):
+        started.append((command[command.index("--algo") + 1], command[command.index("--env") + 1],
+                        int(command[command.index("--seed") + 1])))  # fmt: skip
+        return 0
+
+    monkeypatch.setattr(seeds.subprocess, "call", fake_call)
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        held = seeds.run_dir(out, "sac", "Hopper-v5", 2)
+        held.parent.mkdir(parents=True)
+        (held.parent / "run_2.lock").write_text(str(other.pid))  # a live stream trains this one
+        dead = subprocess.Popen([sys.executable, "-c", "pass"])
+        dead.wait()
+        stale = seeds.run_dir(out, "td3", "Hopper-v5", 2)
+        stale.parent.mkdir(parents=True)
+        (stale.parent / "run_2.lock").write_text(str(dead.pid))  # its stream was killed
+        assert seeds.run_rlrun(out, (2,)) == 0
+    finally:
+        other.kill()
+        other.wait()
+    assert started == [("sac", "HalfCheetah-v5", 2), ("td3", "HalfCheetah-v5", 2), ("td3", "Hopper-v5", 2)]
+    assert not (stale.parent / "run_2.lock").exists()  # released after its run
+    assert (held.parent / "run_2.lock").read_text() == str(other.pid)  # another stream's lock is left alone
