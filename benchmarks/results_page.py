@@ -339,16 +339,35 @@ def import_run(env: str, algo: str, seed: int, run_dir: str, machine: str, root:
         done = int(steps[-1]) if steps else 0
         raise ValueError(f"{run_dir}: {done:,} of {pair.n_steps:,} steps; finish it first (`{pair.runs} run`).")
     with open(os.path.join(run_dir, "run.json")) as f:
-        started = json.load(f).get("started", "")
+        record = json.load(f)
+    started = (record.get("first_start") or record).get("started", "")  # a resumed run: its very first start
+    codes = list(dict.fromkeys(s["code"] for s in record.get("sittings", []) if "code" in s))
+    out = curve_dir(env, algo, seed, root)
+    commit = ", then ".join(codes) if codes else _earlier_commit(out, started)
     command = f"python {pair.runs} run --out-dir OUT_DIR (this seed: {os.path.basename(run_dir)})"
-    return write_curve(curve_dir(env, algo, seed, root), data, _params(env, algo, seed, command, started, machine))
+    return write_curve(out, data, _params(env, algo, seed, command, started, machine, commit))
 
 
-def _params(env: str, algo: str, seed: int, command: str, started: str, machine: str) -> dict[str, object]:
-    """A curve's ``params.json``: ``name`` is the label ``rlrun plot`` draws."""
+def _earlier_commit(curve: str, started: str) -> str:
+    """For a run whose ``run.json`` predates code versions: the commit an earlier import of the same run
+    recorded (kept by hand where it was known), else says it is unknown, rather than naming today's commit."""
+    try:
+        with open(os.path.join(curve, "params.json")) as f:
+            earlier = json.load(f)
+    except FileNotFoundError:
+        return "not recorded by the run"
+    same_run = earlier.get("started") == started
+    return str(earlier["commit"]) if same_run and "commit" in earlier else "not recorded by the run"
+
+
+def _params(
+    env: str, algo: str, seed: int, command: str, started: str, machine: str, commit: str | None = None
+) -> dict[str, object]:
+    """A curve's ``params.json``: ``name`` is the label ``rlrun plot`` draws; ``commit`` the code that made it
+    (by default this checkout's, for a curve trained here and now)."""
     return dict(
-        name=f"{algo} seed {seed}", env=env, algo=algo, seed=seed, command=command, commit=_commit(),
-        started=started, machine=machine,
+        name=f"{algo} seed {seed}", env=env, algo=algo, seed=seed, command=command,
+        commit=_commit() if commit is None else commit, started=started, machine=machine,
     )  # fmt: skip
 
 

@@ -71,7 +71,13 @@ def describe_run(run_dir: str) -> list[str]:
             f"{_short(record['runner'])}"
         )
         start = "rlrun train" if by_cli else "a script"
-        lines.append(f"started by: {start}: {shlex.join(record['argv'])} (in {record['cwd']}, {record['started']})")
+        first = record.get("first_start") or record
+        lines.append(f"started by: {start}: {shlex.join(first['argv'])} (in {first['cwd']}, {first['started']})")
+        sittings = record.get("sittings", [])
+        codes = list(dict.fromkeys(s["code"] for s in sittings if "code" in s))  # distinct, in order
+        if len(sittings) > 1 or codes:
+            code = f"; code: {', then '.join(codes)}" if codes else ""
+            lines.append(f"sittings: {len(sittings) or 1}, the latest at {record['started']}{code}")
     elif cli_args is not None:
         lines.append(f"what: {cli_args.get('algo')} on {cli_args.get('env')} (rlrun train)")
     row, n_rows = _last_row(run_dir)

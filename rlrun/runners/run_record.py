@@ -9,9 +9,11 @@ say what the run is, how far it got and which command continues it.
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 import os
 import shlex
+import subprocess
 import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -27,6 +29,7 @@ __all__ = [
     "qualified_name",
     "resume_advice",
     "import_qualified",
+    "code_version",
 ]
 
 AGENT_FILE = "agent.pt"  # the agent object as built, for `rlrun play` of any run (weights: params.pkl)
@@ -38,6 +41,30 @@ def qualified_name(obj: object) -> str:
     """``module.QualName`` of a class or function, else of the object's class."""
     target = obj if isinstance(obj, type) or callable(obj) and hasattr(obj, "__qualname__") else type(obj)
     return f"{target.__module__}.{target.__qualname__}"
+
+
+@functools.cache
+def code_version() -> str:
+    """Which rlrun ran: ``rlrun 0.1.0``, plus ``git <commit>`` (and ``+ local changes`` when ``rlrun/`` differs
+    from it) when the package is imported from a git checkout, so a curve can name the code that made it."""
+    import rlrun
+
+    package = os.path.dirname(os.path.abspath(rlrun.__file__))
+    version = f"rlrun {rlrun.__version__}"
+    try:
+        head = subprocess.run(
+            ["git", "-C", package, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5
+        )
+        if head.returncode != 0:
+            return version  # an installed copy, not a checkout
+        changes = subprocess.run(
+            ["git", "-C", package, "status", "--porcelain", "--untracked-files=no", "--", "."],
+            capture_output=True, text=True, timeout=5,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return version  # no git on this machine, or a checkout too slow to ask
+    dirty = " + local changes" if changes.returncode == 0 and changes.stdout.strip() else ""
+    return f"{version}, git {head.stdout.strip()}{dirty}"
 
 
 @dataclass
@@ -59,17 +86,35 @@ class RunRecord:
     cwd: str = field(default_factory=os.getcwd)
     python: str = sys.executable
     started: str = field(default_factory=lambda: datetime.datetime.now().isoformat(timespec="seconds"))
+    code: str = field(default_factory=code_version)
+
+
+SITTING_KEYS = ("argv", "cwd", "started", "code")
 
 
 def write_run_record(run_dir: str | os.PathLike[str], record: RunRecord) -> str:
-    """Write ``run.json`` into ``run_dir`` (a resumed run rewrites it, keeping the first start's command
-    line under ``first_start``); return its path."""
+    """Write ``run.json`` into ``run_dir``; return its path.
+
+    A resumed run rewrites it and keeps its history: ``first_start`` is the command line of the run's very
+    first start, however often it was resumed, and ``sittings`` lists every start (command, time and code
+    version), oldest first, so a curve trained over several sittings says which code made each part.
+    """
     path = os.path.join(run_dir, RUN_RECORD_FILE)
     data = jsonable(asdict(record))
     assert isinstance(data, dict)  # a dataclass as JSON is an object
+    this_sitting = {k: data[k] for k in SITTING_KEYS}
     earlier = read_run_record(run_dir)
-    if earlier is not None:
-        data["first_start"] = {k: earlier[k] for k in ("argv", "cwd", "started") if k in earlier}
+    if earlier is None:
+        data["sittings"] = [this_sitting]
+    else:
+        first = earlier.get("first_start") or {k: earlier[k] for k in SITTING_KEYS if k in earlier}
+        data["first_start"] = first
+        if "sittings" in earlier:
+            before = earlier["sittings"]
+        else:  # written before sittings were kept: it knows its first start and, if resumed, its latest
+            latest = {k: earlier[k] for k in SITTING_KEYS if k in earlier}
+            before = [first] if latest == first else [first, latest]
+        data["sittings"] = [*before, this_sitting]
     with open(path + ".tmp", "w", encoding="utf-8") as f:
         json.dump(data, f, indent=2)
     os.replace(path + ".tmp", path)
