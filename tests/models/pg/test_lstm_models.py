@@ -91,6 +91,22 @@ def test_first_categorical_policy_is_near_uniform_and_towers_are_separate():
     assert any(p.grad is not None for p in model.v.parameters())
 
 
+def test_categorical_lstm_model_can_put_its_mlp_after_the_lstm_and_skip_the_previous_step():
+    """sb3-contrib's layout: the LSTM reads the observation alone, an MLP sits between it and the heads."""
+    torch.manual_seed(0)
+    model = CategoricalPgLstmModel(
+        (3,), 2, hidden_sizes=(), lstm_size=16, head_hidden_sizes=(8, 8), reads_prev_step=False
+    )
+    assert model.pi.lstm.input_size == 3 and model.v.lstm.input_size == 3
+    assert [m.out_features for m in model.pi.head_mlp.modules() if isinstance(m, torch.nn.Linear)] == [8, 8]
+    observation, action, reward = vector((5, 4))
+    pi, v, state = model(observation, action, reward)
+    other_pi, other_v, other_state = model(observation, 1 - action, reward + 3.0)
+    torch.testing.assert_close((other_pi, other_v, other_state.h), (pi, v, state.h))  # no previous step read
+    reading = CategoricalPgLstmModel((3,), 2, hidden_sizes=(), lstm_size=16)
+    assert reading.pi.lstm.input_size == 3 + 2 + 1  # by default it reads the one-hot action and the reward
+
+
 MODELS = {
     "atari": (lambda: AtariLstmModel(IMAGE_SHAPE, output_size=6, fc_sizes=32, lstm_size=16), atari, 1),
     "mujoco": (
