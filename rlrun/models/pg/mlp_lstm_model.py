@@ -11,6 +11,7 @@ import torch.nn.functional as F
 
 from rlrun.models.lstm import RecurrentState, RnnState, lstm_over_sequence
 from rlrun.models.mlp import MlpModel
+from rlrun.models.running_mean_std import RunningMeanStdModel
 from rlrun.utils.collections import NamedArrayTuple
 from rlrun.utils.tensor import infer_leading_dims, restore_leading_dims
 
@@ -90,7 +91,11 @@ class CategoricalPgLstmModel(torch.nn.Module):
     value tower) or 1 when shared. ``head_hidden_sizes`` adds an MLP between each LSTM and its heads (the
     layout of sb3-contrib's ``RecurrentActorCriticPolicy``, whose ``net_arch`` sits after the LSTM), and
     ``reads_prev_step=False`` leaves the previous action and reward out of the LSTM's input (sb3-contrib
-    reads the observation only). Linear layers are orthogonally initialised, the policy head with
+    reads the observation only). With ``normalize_observation=True`` observations are standardised by
+    running statistics, updated only by :meth:`update_obs_rms` (PPO and A2C call it through the agent
+    once per batch), the variance floored at ``norm_obs_var_clip`` and the result clipped to
+    ``[-norm_obs_clip, norm_obs_clip]``: without velocities the policy must tell motion from small
+    changes of the pole angle (radians, within 0.21), which standardising makes large. Linear layers are orthogonally initialised, the policy head with
     gain 0.01 so the first policy is near uniform.
     """
 
@@ -104,9 +109,15 @@ class CategoricalPgLstmModel(torch.nn.Module):
         shared_lstm: bool = False,
         head_hidden_sizes: Sequence[int] = (),
         reads_prev_step: bool = True,
+        normalize_observation: bool = False,
+        norm_obs_clip: float = 10,
+        norm_obs_var_clip: float = 1e-6,
     ) -> None:
         super().__init__()
         self._obs_ndim = len(observation_shape)
+        self.norm_obs_clip = norm_obs_clip
+        self.norm_obs_var_clip = norm_obs_var_clip
+        self.obs_rms = RunningMeanStdModel(observation_shape) if normalize_observation else None
         input_size = int(np.prod(observation_shape))
         self.shared_lstm = shared_lstm
 
@@ -133,7 +144,13 @@ class CategoricalPgLstmModel(torch.nn.Module):
         init_rnn_state: RecurrentState | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, RecurrentState]:
         lead_dim, T, B, _ = infer_leading_dims(observation, self._obs_ndim)
-        x = observation.reshape(T * B, -1).to(torch.float32)
+        observation = observation.to(torch.float32)
+        if self.obs_rms is not None:
+            var = self.obs_rms.var.clamp(min=self.norm_obs_var_clip)
+            observation = ((observation - self.obs_rms.mean) / var.sqrt()).clamp(
+                -self.norm_obs_clip, self.norm_obs_clip
+            )
+        x = observation.reshape(T * B, -1)
         inputs = (x, prev_action, prev_reward)
         if self.v is None:
             (logits, v), state = self.pi(*inputs, init_rnn_state, T, B)
@@ -148,3 +165,8 @@ class CategoricalPgLstmModel(torch.nn.Module):
         pi = F.softmax(logits, dim=-1)
         pi, v = restore_leading_dims((pi, v.squeeze(-1)), lead_dim, T, B)
         return pi, v, state
+
+    def update_obs_rms(self, observation: torch.Tensor) -> None:
+        """Fold a batch of observations into the normalisation statistics (no-op without normalisation)."""
+        if self.obs_rms is not None:
+            self.obs_rms.update(observation)

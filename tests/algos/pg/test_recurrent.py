@@ -262,3 +262,19 @@ def test_the_runner_trains_recurrent_agents_with_serial_and_cpu_samplers(AlgoCls
         )
         runner.train()
         assert algo.update_counter == (3 if AlgoCls is A2C else 3 * 2 * 2)
+
+
+@pytest.mark.parametrize("AlgoCls", [A2C, PPO])
+def test_the_algorithms_fold_each_batch_into_the_recurrent_models_observation_statistics(AlgoCls, runs):
+    agent = RecurrentCategoricalPgAgent(model_kwargs=dict(normalize_observation=True))
+    run = runs(AlgoCls(), agent, T=16, B=4)
+    observations = []
+    for itr in range(2):
+        samples = run.samples(itr)
+        observations.append(samples.env.observation.reshape(-1, 4).clone())
+        run.algo.optimize_agent(itr, samples)
+        seen = torch.cat(observations)
+        rms = agent.model.obs_rms
+        assert int(rms.count) == len(seen)
+        torch.testing.assert_close(rms.mean, seen.mean(0), rtol=1e-4, atol=1e-5)
+        torch.testing.assert_close(rms.var, seen.var(0, unbiased=False), rtol=1e-3, atol=1e-5)
