@@ -243,13 +243,18 @@ def test_recurrent_agents_without_episode_starts_refuse_samplers_that_reset_mid_
         sampler.shutdown()
 
 
-@pytest.mark.parametrize("AlgoCls", [A2C, PPO])
-def test_mid_batch_resets_are_replayed_from_the_recorded_episode_starts(AlgoCls, runs, monkeypatch):
+@pytest.mark.parametrize(
+    "AlgoCls, sampler", [(A2C, "serial"), (PPO, "serial"), (A2C, "cpu"), (PPO, "gpu"), (A2C, "alternating")]
+)
+def test_mid_batch_resets_are_replayed_from_the_recorded_episode_starts(AlgoCls, sampler, runs, monkeypatch):
     """With ResetCollector a done env starts its next episode at the next step; the agent records that
     start, and the training forward replays every step (all valid, no filler) as sampled."""
-    monkeypatch.setitem(SAMPLERS, "serial_reset", (SerialSampler, ResetCollector, None))
+    SamplerCls, _wait_reset, affinity = SAMPLERS[sampler]
+    CollectorCls = ResetCollector if sampler in ("serial", "cpu") else GpuResetCollector
+    monkeypatch.setitem(SAMPLERS, "reset", (SamplerCls, CollectorCls, affinity))
     algo = AlgoCls(**(dict(minibatches=2, epochs=2) if AlgoCls is PPO else {}))
-    run = runs(algo, RecurrentCategoricalPgAgent(), sampler="serial_reset", T=40, B=4)
+    agent = RecurrentCategoricalPgAgent()
+    run = runs(algo, agent, sampler="reset", T=40, B=4)
     assert algo.mid_batch_reset
     mid_starts = 0
     for itr in range(3):
