@@ -8,11 +8,10 @@
 
 The agent learns from single frames (``num_img_obs=1``): its LSTM carries the history that stacked
 frames would give a feedforward agent. A2C trains it on each whole ``[T, B]`` batch, starting every
-env's sequence from the recurrent state it had when the batch was sampled. A sequence cannot
-restart mid-batch, so an env that is done waits for the next batch to reset (wait-reset collectors)
-and its remaining steps are masked out of the loss. ``--mid_batch_reset True`` picks the collectors
-that reset at once, as in rlpyt; rlrun refuses them for recurrent agents with an error that names
-the fix (see docs/recurrent_pg.md).
+env's sequence from the recurrent state it had when the batch was sampled. By default an env that
+is done waits for the next batch to reset (wait-reset collectors) and its remaining steps are masked
+out of the loss. ``--mid_batch_reset True`` picks the collectors that reset at once, as in rlpyt: the
+agent records each episode start, and the replay restarts the state there (see docs/recurrent_pg.md).
 
 Samplers: serial (envs and agent in this process), cpu (each worker runs its envs and a copy of the
 agent), gpu (workers step envs, this process acts for all of them: on the GPU with --cuda_idx, else

@@ -25,7 +25,7 @@ from rlrun.distributions.categorical import Categorical, DistInfo
 from rlrun.models.lstm import RecurrentState
 from rlrun.models.pg.mlp import CategoricalPgMlpModel
 from rlrun.models.pg.mlp_lstm_model import CategoricalPgLstmModel
-from rlrun.models.utils import reads_prev_action
+from rlrun.models.utils import reads_prev_action, unwrap_ddp
 from rlrun.utils.collections import NamedArrayTuple
 
 __all__ = [
@@ -188,6 +188,13 @@ class RecurrentCategoricalPgAgentBase(StatelessRnnHooks, BaseAgent):
     def make_env_to_model_kwargs(self, env_spaces: EnvSpacesLike) -> EnvModelKwargs:
         """The env's sizes for the default model; a user ``ModelCls`` gets none."""
         return {} if self.ModelCls is not None else discrete_array_model_kwargs(self, env_spaces)
+
+    def update_obs_rms(self, observation: torch.Tensor) -> None:
+        """Fold observations into a :class:`CategoricalPgLstmModel`'s normalisation statistics (the
+        algorithm calls this once per batch; other models keep no statistics)."""
+        model = unwrap_ddp(self.model)
+        if isinstance(model, CategoricalPgLstmModel):
+            model.update_obs_rms(self.inputs_to_device(observation))
 
     def _model_inputs(
         self,

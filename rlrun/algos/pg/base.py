@@ -75,16 +75,18 @@ _MISSING_RNN_STATE = (
 def check_recurrent_setup(
     algo: RlAlgorithm[BaseAgent], agent: BaseAgent, mid_batch_reset: bool, examples: dict[str, Any] | None = None
 ) -> None:
-    """Refuse what a recurrent agent cannot train from: envs reset mid-batch, or no stored RNN state."""
-    if mid_batch_reset:
+    """Refuse what a recurrent agent cannot train from: no stored RNN state, or envs reset mid-batch by an
+    agent that records no ``episode_start`` (the replay restarts the state at the recorded starts only)."""
+    agent_info = examples.get("agent_info") if isinstance(examples, dict) else None
+    if mid_batch_reset and (agent_info is None or optional_field(agent_info, "episode_start") is None):
         raise ValueError(
             f"{type(algo).__name__} trains the recurrent {type(agent).__name__} on whole [T, B] sequences, "
-            "which an env reset in mid-batch would cut (its state restarts while the sequence runs on). Use a "
-            "collector that waits for the batch end to reset: CollectorCls=WaitResetCollector "
+            "which an env reset in mid-batch would cut unless the agent records where episodes start "
+            "(agent_info.episode_start, as RecurrentCategoricalPgAgent does in AgentInfoRnnStart). Record it, "
+            "or use a collector that waits for the batch end to reset: CollectorCls=WaitResetCollector "
             "(rlrun.samplers.collectors) for SerialSampler and CpuSampler, CollectorCls=GpuWaitResetCollector "
             "(rlrun.samplers.parallel.gpu.collectors) for GpuSampler and AlternatingSampler."
         )
-    agent_info = examples.get("agent_info") if isinstance(examples, dict) else None
     if agent_info is not None and optional_field(agent_info, "prev_rnn_state") is None:
         raise ValueError(_MISSING_RNN_STATE.format(algo=type(algo).__name__, agent=type(agent).__name__))
 

@@ -15,7 +15,7 @@ from rlrun.algos.pg.a2c import A2C
 from rlrun.algos.pg.ppo import PPO
 from rlrun.envs.gym import GymEnvWrapper
 from rlrun.runners.minibatch_rl import MinibatchRlEval
-from rlrun.samplers.collectors import WaitResetCollector
+from rlrun.samplers.collectors import ResetCollector, WaitResetCollector
 from rlrun.samplers.serial.sampler import SerialSampler
 from rlrun.utils.logging import logger
 from rlrun.utils.logging.context import logger_context
@@ -44,15 +44,17 @@ def masked_cartpole(keep: tuple[int, ...] = POSITIONS, **kwargs: Any) -> GymEnvW
 
 
 # Recurrent PPO for the masked task: the tuned CartPole PPO settings (rlrun.experiments.configs.cartpole)
-# with 16 envs x 32 steps and 10 epochs of 2 minibatches of 8 whole sequences. Measured on 2026-12-04
-# (benchmarks/results/2026-12-04-2cpu-vm-recurrent-pg-masked-cartpole.md): within 150k steps seed 2
-# solves (50,688 steps) and seeds 0, 1, 3, 4 do not (best evaluations 332, 443, 281, 310); before the
-# episode-start treatment none of seeds 0-4 did. Earlier tuning, with one change each (before the
-# treatment, and before changes that moved every seed's trajectory): entropy_loss_coeff=0.01 solved 0
-# of 4 seeds, learning_rate=5e-4 1 of 5, minibatches=4 0 of 2; within 120k, normalize_advantage=True 0
-# of 2, and 8 envs with 20 epochs of one minibatch 0 of 2. The full CartPole settings (8 envs, 20
-# epochs of one minibatch, value_loss_coeff=1, normalize_advantage) after the treatment: 1 of 5 seeds
-# within 150k (seed 0 at 111,872 steps; best evaluations of the others 275, 453, 460, 457).
+# with 16 envs x 32 steps and 10 epochs of 2 minibatches of 8 whole sequences, observations standardised
+# by running statistics (MODEL_KWARGS) and envs reset as soon as they are done (ResetCollector: no
+# filler steps; the agent records each start and training replays it). Measured on 2026-12-05
+# (benchmarks/results/2026-12-05-2cpu-vm-recurrent-ppo-5-seeds.md): seeds 0-4 solve within 150k steps
+# (at 105,984, 46,080, 46,080, 50,688 and 73,728). With one part left out: observation normalisation
+# with wait-reset batches solved 4 of 5 (seed 1 best 464); mid-batch resets without normalisation 0 of
+# 2 (seeds 0, 1: best 242, 319); neither (2026-12-04) 1 of 5. Normalisation with the full CartPole
+# settings (8 envs, 20 epochs of one minibatch, value_loss_coeff=1, normalize_advantage) and wait-reset
+# batches: 4 of 5 (seed 4 best 461). Earlier tuning without either, with one change each:
+# entropy_loss_coeff=0.01 solved 0 of 4 seeds, learning_rate=5e-4 1 of 5, minibatches=4 0 of 2; the
+# full CartPole settings 1 of 5.
 PPO_KWARGS = dict(
     discount=0.98,
     gae_lambda=0.8,
@@ -66,6 +68,7 @@ PPO_KWARGS = dict(
     linear_lr_schedule=True,
 )
 SAMPLER_KWARGS = dict(batch_T=32, batch_B=16)
+MODEL_KWARGS = dict(normalize_observation=True)
 # Recurrent A2C for the same task (a learning check, not tuned): PPO's discount, GAE and clipping,
 # one gradient step per batch of 16 envs x 16 steps.
 A2C_KWARGS = dict(
@@ -78,6 +81,7 @@ A2C_KWARGS = dict(
     linear_lr_schedule=True,
 )
 A2C_SAMPLER_KWARGS = dict(batch_T=16, batch_B=16)
+A2C_MODEL_KWARGS: dict = {}  # as measured on 2026-12-04: no observation normalisation, wait-reset batches
 
 
 def build_runner(
@@ -93,16 +97,22 @@ def build_runner(
     agent_kwargs: dict | None = None,
     env_kwargs: dict | None = None,
     algo: str = "ppo",
+    model_kwargs: dict | None = None,
+    mid_batch_reset: bool | None = None,
 ) -> MinibatchRlEval:
     """A runner training RecurrentCategoricalPgAgent with PPO (or ``algo="a2c"``: A2C) on masked CartPole,
-    evaluating greedily; ``ppo_kwargs`` and ``sampler_kwargs`` override the algorithm's settings."""
+    evaluating greedily; ``ppo_kwargs``, ``sampler_kwargs`` and ``model_kwargs`` override the settings, and
+    ``mid_batch_reset`` the collector (by default ResetCollector for PPO, WaitResetCollector for A2C)."""
     if algo not in ("ppo", "a2c"):
         raise ValueError(f"algo is 'ppo' or 'a2c', got {algo!r}.")
     default_sampler_kwargs = SAMPLER_KWARGS if algo == "ppo" else A2C_SAMPLER_KWARGS
+    default_model_kwargs = MODEL_KWARGS if algo == "ppo" else A2C_MODEL_KWARGS
+    if mid_batch_reset is None:  # PPO's settings reset envs mid-batch; A2C's wait for the batch end
+        mid_batch_reset = algo == "ppo"
     sampler = SamplerCls(
         EnvCls=masked_cartpole,
         env_kwargs=dict(env_kwargs or {}),
-        CollectorCls=WaitResetCollector,
+        CollectorCls=ResetCollector if mid_batch_reset else WaitResetCollector,
         max_decorrelation_steps=0,
         eval_n_envs=eval_n_envs,
         eval_max_steps=(eval_episodes // eval_n_envs + 1) * 501 * eval_n_envs,
@@ -112,9 +122,15 @@ def build_runner(
     algo_ = (
         PPO(**{**PPO_KWARGS, **(ppo_kwargs or {})}) if algo == "ppo" else A2C(**{**A2C_KWARGS, **(ppo_kwargs or {})})
     )
+    agent_kwargs = dict(agent_kwargs or {})
+    agent_kwargs["model_kwargs"] = {
+        **default_model_kwargs,
+        **agent_kwargs.get("model_kwargs", {}),
+        **(model_kwargs or {}),
+    }
     return MinibatchRlEval(
         algo=algo_,
-        agent=RecurrentCategoricalPgAgent(greedy_eval=True, **(agent_kwargs or {})),
+        agent=RecurrentCategoricalPgAgent(greedy_eval=True, **agent_kwargs),
         sampler=sampler,
         n_steps=n_steps,
         seed=seed,

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from rlrun.agents.base import AgentStep, RecurrentAgentMixin
-from rlrun.agents.pg.base import AgentInfo, rnn_state_from_storage
+from rlrun.agents.pg.base import AgentInfo, AgentInfoRnn, rnn_state_from_storage
 from rlrun.agents.pg.categorical import RecurrentCategoricalPgAgent, RecurrentCategoricalPgAgentBase
 from rlrun.agents.pg.mujoco import MujocoLstmAgent
 from rlrun.algos.pg.a2c import A2C
@@ -214,23 +214,66 @@ def test_ppo_with_a_recurrent_agent_needs_as_many_envs_as_minibatches(runs):
         runs(PPO(minibatches=8), RecurrentCategoricalPgAgent(), T=16, B=4)
 
 
+class NoEpisodeStartAgent(RecurrentCategoricalPgAgent):
+    """A recurrent agent that records its state but not where episodes start (plain AgentInfoRnn)."""
+
+    @torch.no_grad()
+    def step(self, observation, prev_action, prev_reward):
+        agent_step = super().step(observation, prev_action, prev_reward)
+        info = agent_step.agent_info
+        return AgentStep(agent_step.action, AgentInfoRnn(info.dist_info, info.value, info.prev_rnn_state))
+
+
 @pytest.mark.parametrize("AlgoCls", [A2C, PPO])
 @pytest.mark.parametrize(
     "SamplerCls, CollectorCls, affinity",
     [(SerialSampler, ResetCollector, None), (GpuSampler, GpuResetCollector, UNPINNED)],
 )
-def test_recurrent_agents_refuse_samplers_that_reset_mid_batch_naming_the_fix(
+def test_recurrent_agents_without_episode_starts_refuse_samplers_that_reset_mid_batch_naming_the_fix(
     AlgoCls, SamplerCls, CollectorCls, affinity
 ):
     sampler = SamplerCls(make, CARTPOLE, batch_T=8, batch_B=2, CollectorCls=CollectorCls, max_decorrelation_steps=0)
-    agent = RecurrentCategoricalPgAgent()
+    agent = NoEpisodeStartAgent()
     try:
         examples = sampler.initialize(agent, affinity=affinity, seed=0, bootstrap_value=True)
         assert sampler.mid_batch_reset
-        with pytest.raises(ValueError, match=r"CollectorCls=WaitResetCollector .* CollectorCls=GpuWaitResetCollector"):
+        with pytest.raises(ValueError, match=r"episode_start.*CollectorCls=WaitResetCollector .* CollectorCls=GpuWait"):
             AlgoCls().initialize(agent, 10, sampler.batch_spec, sampler.mid_batch_reset, examples)
     finally:
         sampler.shutdown()
+
+
+@pytest.mark.parametrize(
+    "AlgoCls, sampler", [(A2C, "serial"), (PPO, "serial"), (A2C, "cpu"), (PPO, "gpu"), (A2C, "alternating")]
+)
+def test_mid_batch_resets_are_replayed_from_the_recorded_episode_starts(AlgoCls, sampler, runs, monkeypatch):
+    """With ResetCollector a done env starts its next episode at the next step; the agent records that
+    start, and the training forward replays every step (all valid, no filler) as sampled."""
+    SamplerCls, _wait_reset, affinity = SAMPLERS[sampler]
+    CollectorCls = ResetCollector if sampler in ("serial", "cpu") else GpuResetCollector
+    monkeypatch.setitem(SAMPLERS, "reset", (SamplerCls, CollectorCls, affinity))
+    algo = AlgoCls(**(dict(minibatches=2, epochs=2) if AlgoCls is PPO else {}))
+    agent = RecurrentCategoricalPgAgent()
+    run = runs(algo, agent, sampler="reset", T=40, B=4)
+    assert algo.mid_batch_reset
+    mid_starts = 0
+    for itr in range(3):
+        samples = run.samples(itr)
+        done = samples.env.done
+        episode_start = run.algo.episode_start(samples)
+        # A start right after every done, and nowhere else after t = 0.
+        assert torch.equal(episode_start[1:], done[:-1])
+        mid_starts += int(episode_start[1:].sum())
+        with torch.no_grad():  # the training forward: restarts at the recorded starts (run_with_resets)
+            dist_info, value = run.algo.recurrent_forward(
+                run.algo.agent_inputs(samples), run.algo.initial_rnn_state(samples), episode_start
+            )
+        torch.testing.assert_close(dist_info.prob, samples.agent.agent_info.dist_info.prob, rtol=1e-4, atol=1e-5)
+        torch.testing.assert_close(value, samples.agent.agent_info.value, rtol=1e-4, atol=1e-5)
+        _return, _advantage, valid = run.algo.process_returns(samples)
+        assert valid is None  # every step is a real one
+        run.algo.optimize_agent(itr, samples)
+    assert mid_starts > 0
 
 
 class NoStoredStateAgent(RecurrentAgentMixin, RecurrentCategoricalPgAgentBase):
@@ -262,3 +305,19 @@ def test_the_runner_trains_recurrent_agents_with_serial_and_cpu_samplers(AlgoCls
         )
         runner.train()
         assert algo.update_counter == (3 if AlgoCls is A2C else 3 * 2 * 2)
+
+
+@pytest.mark.parametrize("AlgoCls", [A2C, PPO])
+def test_the_algorithms_fold_each_batch_into_the_recurrent_models_observation_statistics(AlgoCls, runs):
+    agent = RecurrentCategoricalPgAgent(model_kwargs=dict(normalize_observation=True))
+    run = runs(AlgoCls(), agent, T=16, B=4)
+    observations = []
+    for itr in range(2):
+        samples = run.samples(itr)
+        observations.append(samples.env.observation.reshape(-1, 4).clone())
+        run.algo.optimize_agent(itr, samples)
+        seen = torch.cat(observations)
+        rms = agent.model.obs_rms
+        assert int(rms.count) == len(seen)
+        torch.testing.assert_close(rms.mean, seen.mean(0), rtol=1e-4, atol=1e-5)
+        torch.testing.assert_close(rms.var, seen.var(0, unbiased=False), rtol=1e-3, atol=1e-5)

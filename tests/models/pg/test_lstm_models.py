@@ -6,6 +6,8 @@ sequence equals step-by-step calls that carry the state along.
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -89,6 +91,43 @@ def test_first_categorical_policy_is_near_uniform_and_towers_are_separate():
     v.sum().backward()  # the value's gradient does not reach the policy's tower
     assert all(p.grad is None for p in model.pi.parameters())
     assert any(p.grad is not None for p in model.v.parameters())
+
+
+def test_categorical_lstm_model_can_put_its_mlp_after_the_lstm_and_skip_the_previous_step():
+    """sb3-contrib's layout: the LSTM reads the observation alone, an MLP sits between it and the heads."""
+    torch.manual_seed(0)
+    model = CategoricalPgLstmModel(
+        (3,), 2, hidden_sizes=(), lstm_size=16, head_hidden_sizes=(8, 8), reads_prev_step=False
+    )
+    assert model.pi.lstm.input_size == 3 and model.v.lstm.input_size == 3
+    assert [m.out_features for m in model.pi.head_mlp.modules() if isinstance(m, torch.nn.Linear)] == [8, 8]
+    observation, action, reward = vector((5, 4))
+    pi, v, state = model(observation, action, reward)
+    other_pi, other_v, other_state = model(observation, 1 - action, reward + 3.0)
+    torch.testing.assert_close((other_pi, other_v, other_state.h), (pi, v, state.h))  # no previous step read
+    reading = CategoricalPgLstmModel((3,), 2, hidden_sizes=(), lstm_size=16)
+    assert reading.pi.lstm.input_size == 3 + 2 + 1  # by default it reads the one-hot action and the reward
+
+
+def test_categorical_lstm_model_standardises_observations_by_the_statistics_it_was_given():
+    """With normalize_observation the outputs depend on observations only through their standardised
+    values: an affine change of the observations, folded into the statistics, changes nothing."""
+    torch.manual_seed(0)
+    model = CategoricalPgLstmModel((3,), 2, hidden_sizes=(8,), lstm_size=16, normalize_observation=True)
+    observation, action, reward = vector((6, 4))
+    observation = observation * torch.tensor([0.01, 2.0, 0.2]) + 0.5
+    model.update_obs_rms(observation)
+    torch.testing.assert_close(model.obs_rms.mean, observation.reshape(-1, 3).mean(0))
+    pi, v, _ = model(observation, action, reward)
+    scaled = copy.deepcopy(model)
+    scaled.obs_rms.count.zero_()
+    scaled.update_obs_rms(observation * 10 - 3)
+    scaled_pi, scaled_v, _ = scaled(observation * 10 - 3, action, reward)
+    torch.testing.assert_close((scaled_pi, scaled_v), (pi, v), rtol=1e-4, atol=1e-5)
+    plain = CategoricalPgLstmModel((3,), 2, hidden_sizes=(8,), lstm_size=16)
+    plain.load_state_dict({k: p for k, p in model.state_dict().items() if not k.startswith("obs_rms")})
+    plain_pi, _, _ = plain(observation * 10 - 3, action, reward)  # without statistics the scale shows
+    assert (plain_pi - pi).abs().max() > 1e-3
 
 
 MODELS = {
