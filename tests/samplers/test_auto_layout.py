@@ -296,3 +296,34 @@ def test_the_capacity_probe_reports_the_cpu_share_its_forked_steppers_got():
     assert probe.processes == 2
     assert 0.0 < probe.share <= 2.05  # at most one core each (plus clock granularity)
     assert probe.steps_per_cpu_s > 0
+
+
+class _ForkShyEnv:
+    """Steps in the process that made it, fails in a forked copy (as an env holding a socket might)."""
+
+    def __init__(self) -> None:
+        import os
+
+        from rlrun.samplers.auto.busy_env import BusyEnv
+
+        self._inner = BusyEnv(step_seconds=0.0001)
+        self.action_space = self._inner.action_space
+        self._owner = os.getpid()
+
+    def step(self, action):
+        import os
+
+        if os.getpid() != self._owner:
+            raise ConnectionError("the env's simulator connection does not survive fork")
+        return self._inner.step(action)
+
+    def reset(self):
+        return self._inner.reset()
+
+
+@pytest.mark.timeout(30)
+def test_a_capacity_probe_whose_forked_env_fails_raises_naming_the_cause_instead_of_hanging():
+    from rlrun.samplers.auto.measure import time_capacity
+
+    with pytest.raises(RuntimeError, match=r"capacity probe process exited \(code 1\).*Pick the sampler by hand"):
+        time_capacity(_ForkShyEnv(), processes=2, seconds=0.1)

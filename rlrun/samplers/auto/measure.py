@@ -219,8 +219,25 @@ def time_capacity(env: Any, processes: int, seconds: float) -> CapacityProbe:
     children = [ctx.Process(target=_step_for, args=(env, seconds, send), daemon=True) for _, send in pipes]
     for child in children:
         child.start()
+    for _, send in pipes:
+        send.close()  # the children hold them now: one that dies ends its wait below (EOFError), no hang
     try:
-        reports = [receive.recv() for receive, _ in pipes]
+        reports = []
+        for child, (receive, _) in zip(children, pipes):
+            if not receive.poll(seconds + 10.0):  # a child stopped or starved far past its stepping time
+                raise RuntimeError(
+                    f"sampler='auto': a capacity probe process did not report within {seconds + 10.0:.0f} s "
+                    "(the machine is too busy to measure); pick the sampler by hand, or retry on a quieter machine."
+                )
+            try:
+                reports.append(receive.recv())
+            except EOFError:
+                child.join(2.0)
+                raise RuntimeError(
+                    f"sampler='auto': a capacity probe process exited (code {child.exitcode}) while stepping a "
+                    "forked copy of the env; the env fails outside the process that made it (does it hold a "
+                    "handle, thread or socket that fork does not copy?). Pick the sampler by hand."
+                ) from None
     finally:
         for child in children:
             child.join(2.0)
