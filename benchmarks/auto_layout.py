@@ -153,6 +153,7 @@ def run_workload(workload: Workload, machine: str, args: argparse.Namespace) -> 
     constraints = Constraints(workload.batch_B, workload.batch_T)
     settings = ProbeSettings() if not args.quick else ProbeSettings(0.05, 0.02, 0.05, 0.05, 4, 0.05)
     threads = torch.get_num_threads()
+    probes_started = time.perf_counter()
     costs = measure_costs(
         workload.EnvCls,
         workload.env_kwargs,
@@ -163,6 +164,7 @@ def run_workload(workload: Workload, machine: str, args: argparse.Namespace) -> 
         None,
         settings,
     )
+    probes_s = time.perf_counter() - probes_started  # auto's start-up cost, the choice's table not counted
     torch.set_num_threads(threads)
     choice = choose(costs, constraints)
     layouts, _ = candidates(costs, constraints)
@@ -182,7 +184,8 @@ def run_workload(workload: Workload, machine: str, args: argparse.Namespace) -> 
         Row(layout, predict(layout, costs, workload.batch_B, workload.batch_T).steps_per_s, statistics.median(times))
         for layout, times in timings.items()
     ]
-    return Result(workload.name, machine, costs, rows, choice.layout, choice.format())
+    text = f"{choice.format()}\n  auto's probes took {probes_s:.2f} s"
+    return Result(workload.name, machine, costs, rows, choice.layout, text)
 
 
 def report(results: list[Result]) -> tuple[str, list[str]]:
