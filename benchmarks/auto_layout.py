@@ -126,7 +126,8 @@ def time_layout(workload: Workload, layout: Layout, seconds: float) -> float:
 class Row:
     layout: Layout
     predicted: float
-    measured: float
+    measured: float  # the median over rounds
+    spread: float = 0.0  # (slowest round to fastest) / median: how far the measurement itself moved
 
 
 @dataclass
@@ -181,7 +182,12 @@ def run_workload(workload: Workload, machine: str, args: argparse.Namespace) -> 
                 flush=True,
             )
     rows = [
-        Row(layout, predict(layout, costs, workload.batch_B, workload.batch_T).steps_per_s, statistics.median(times))
+        Row(
+            layout,
+            predict(layout, costs, workload.batch_B, workload.batch_T).steps_per_s,
+            statistics.median(times),
+            (max(times) - min(times)) / statistics.median(times),
+        )
         for layout, times in timings.items()
     ]
     text = f"{choice.format()}\n  auto's probes took {probes_s:.2f} s"
@@ -194,11 +200,14 @@ def report(results: list[Result]) -> tuple[str, list[str]]:
     for result in results:
         lines.append(f"\n== {result.workload}, {result.machine}")
         lines.append(result.choice_text)
-        lines.append(f"  {'layout':<32} {'measured':>9} {'predicted':>10} {'pred/meas':>9}")
+        lines.append(f"  {'layout':<32} {'measured':>9} {'predicted':>10} {'pred/meas':>9} {'rounds spread':>13}")
         for row in sorted(result.rows, key=lambda r: -r.measured):
             mark = "*" if row.layout == result.choice else " "
             ratio = row.predicted / row.measured
-            lines.append(f"{mark} {row.layout.label:<32} {row.measured:9,.0f} {row.predicted:10,.0f} {ratio:9.2f}")
+            lines.append(
+                f"{mark} {row.layout.label:<32} {row.measured:9,.0f} {row.predicted:10,.0f} {ratio:9.2f}"
+                f" {100 * row.spread:12.0f}%"
+            )
             if abs(ratio - 1.0) > PREDICTION_TOLERANCE:
                 misses.append(f"{result.workload} {result.machine} {row.layout.label}: predicted/measured {ratio:.2f}")
         share = result.auto_share
@@ -213,6 +222,12 @@ def report(results: list[Result]) -> tuple[str, list[str]]:
     lines.append(f"auto's least share of the best: {min(shares):.2f} (target >= {AUTO_SHARE_TARGET})")
     lines.append(f"largest prediction error: {100 * max(errors):.0f}% (target <= {100 * PREDICTION_TOLERANCE:.0f}%)")
     lines.append(f"median prediction error: {100 * statistics.median(errors):.0f}%")
+    # A prediction cannot be judged closer than the measurement repeats: the rounds' spread says how far that is.
+    for machine in dict.fromkeys(r.machine for r in results):
+        spreads = [row.spread for r in results if r.machine == machine for row in r.rows]
+        lines.append(
+            f"rounds spread, {machine}: median {100 * statistics.median(spreads):.0f}%, largest {100 * max(spreads):.0f}%"
+        )
     return "\n".join(lines), misses
 
 

@@ -33,8 +33,10 @@ def test_auto_layout_benchmark_quick_reports_every_layout_and_auto_share_quiet_a
     text = result.stdout
     for machine in ("quiet", "1 busy neighbours"):
         assert f"== busy2ms, {machine}" in text
-    assert re.search(r"^\*? +serial +[\d,]+ +[\d,]+ +\d+\.\d\d$", text, re.MULTILINE), text
-    assert re.search(r"^\*? +cpu, 2 workers +[\d,]+ +[\d,]+ +\d+\.\d\d$", text, re.MULTILINE) or os.cpu_count() == 1
+    row = r" +[\d,]+ +[\d,]+ +\d+\.\d\d +\d+%$"  # measured, predicted, pred/meas, the rounds' spread
+    assert re.search(r"^\*? +serial" + row, text, re.MULTILINE), text
+    assert re.search(r"^\*? +cpu, 2 workers" + row, text, re.MULTILINE) or os.cpu_count() == 1
+    assert re.search(r"rounds spread, 1 busy neighbours: median \d+%, largest \d+%", text)
     assert re.search(r"auto's least share of the best: \d\.\d\d", text)
     assert re.search(r"largest prediction error: \d+%", text)
     assert "choice: " in out.read_text()
