@@ -118,7 +118,7 @@ class AsyncRlBase(MinibatchRlBase[AgentT]):
 
     Diagnostics go through :meth:`store_diagnostics` as in the synchronous runners, keyed by the sampler
     iteration: each batch's trajectories when the sampler reports it, each optimiser step's ``opt_info``
-    when it is taken (keyed by the latest batch done).
+    when it is taken (keyed by the latest batch reported).
     """
 
     # The asynchronous parts have more to them than the synchronous contracts (async_initialize, ...).
@@ -213,8 +213,10 @@ class AsyncRlBase(MinibatchRlBase[AgentT]):
                 self.agent.send_shared_memory()
                 self.throttle_itr += self.delta_throttle_itr
                 ctrl.throttle[0] = self.throttle_itr
-                # Keyed by the latest sampler batch known done, so the row counters never step back.
-                self.store_diagnostics(max(self._sampler_itrs, copied) - 1, [], opt_info)
+                # Keyed by the latest batch the sampler has reported, so keys never step back: the copier
+                # can be ahead of the reports still in the pipe, and keying by it put a step's key (say 28)
+                # before the reports of batches 26 and 27.
+                self.store_diagnostics(max(self._sampler_itrs - 1, 0), [], opt_info)
                 self._opt_itr += 1
             elif self._sampler_done and copied >= self.n_itr:
                 break
