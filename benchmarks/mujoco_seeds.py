@@ -32,6 +32,8 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -110,7 +112,7 @@ def claim(folder: Path) -> bool:
                 holder = int(lock.read_text() or "0")
             except (OSError, ValueError):
                 holder = 0
-            if holder and holder != os.getpid() and pid_alive(holder):
+            if holder and holder != os.getpid() and psutil.pid_exists(holder):
                 return False
             lock.unlink(missing_ok=True)  # stale: its stream was killed mid-run
             continue
@@ -122,16 +124,6 @@ def claim(folder: Path) -> bool:
 
 def release(folder: Path) -> None:
     (folder.parent / f"{folder.name}.lock").unlink(missing_ok=True)
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def run_rlrun(out_dir: Path, seeds: tuple[int, ...] = SEEDS) -> int:

@@ -32,6 +32,11 @@ class RunningMeanStdModel(torch.nn.Module):
         self.register_buffer("var", torch.ones(self.shape))
         self.register_buffer("count", torch.zeros(()))
 
+    def normalize(self, x: torch.Tensor, var_floor: float | None, clip: float) -> torch.Tensor:
+        """``x`` standardised by the statistics (variance floored at ``var_floor``), clipped to ``[-clip, clip]``."""
+        var = self.var if var_floor is None else self.var.clamp(min=var_floor)
+        return ((x - self.mean) / var.sqrt()).clamp(-clip, clip)
+
     @torch.no_grad()
     def update(self, x: torch.Tensor) -> None:
         """Fold a batch ``[T, B, *shape]``, ``[B, *shape]`` or ``[*shape]`` into the statistics."""

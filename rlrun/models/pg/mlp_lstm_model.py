@@ -149,10 +149,7 @@ class CategoricalPgLstmModel(torch.nn.Module):
         lead_dim, T, B, _ = infer_leading_dims(observation, self._obs_ndim)
         observation = observation.to(torch.float32)
         if self.obs_rms is not None:
-            var = self.obs_rms.var.clamp(min=self.norm_obs_var_clip)
-            observation = ((observation - self.obs_rms.mean) / var.sqrt()).clamp(
-                -self.norm_obs_clip, self.norm_obs_clip
-            )
+            observation = self.obs_rms.normalize(observation, self.norm_obs_var_clip, self.norm_obs_clip)
         x = observation.reshape(T * B, -1)
         inputs = (x, prev_action, prev_reward)
         if self.v is None:

@@ -58,12 +58,7 @@ class MujocoFfModel(torch.nn.Module):
         lead_dim, T, B, _ = infer_leading_dims(observation, self._obs_ndim)
         observation = observation.to(torch.float32)
         if self.obs_rms is not None:
-            var = self.obs_rms.var
-            if self.norm_obs_var_clip is not None:
-                var = var.clamp(min=self.norm_obs_var_clip)
-            observation = ((observation - self.obs_rms.mean) / var.sqrt()).clamp(
-                -self.norm_obs_clip, self.norm_obs_clip
-            )
+            observation = self.obs_rms.normalize(observation, self.norm_obs_var_clip, self.norm_obs_clip)
         x = observation.reshape(T * B, -1)
         mu = self.mu(x)
         v = self.v(x).squeeze(-1)

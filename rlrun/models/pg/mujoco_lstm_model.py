@@ -63,12 +63,7 @@ class MujocoLstmModel(torch.nn.Module):
         lead_dim, T, B, _ = infer_leading_dims(observation, self._obs_ndim)
         observation = observation.to(torch.float32)
         if self.obs_rms is not None:
-            var = self.obs_rms.var
-            if self.norm_obs_var_clip is not None:
-                var = var.clamp(min=self.norm_obs_var_clip)
-            observation = ((observation - self.obs_rms.mean) / var.sqrt()).clamp(
-                -self.norm_obs_clip, self.norm_obs_clip
-            )
+            observation = self.obs_rms.normalize(observation, self.norm_obs_var_clip, self.norm_obs_clip)
         features = self.mlp(observation.reshape(T * B, -1))
         out, next_rnn_state = lstm_over_sequence(self.lstm, features, prev_action, prev_reward, init_rnn_state, T, B)
         head = self.head(out)
