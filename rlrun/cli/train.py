@@ -282,6 +282,7 @@ def main(args: argparse.Namespace, write: Callable[[str], object] = print) -> in
     from rlrun.samplers.auto.run import check_speed
     from rlrun.utils.logging import logger
     from rlrun.utils.logging.context import logger_context
+    from rlrun.utils.logging.run_lock import RunFolderBusyError
     from rlrun.utils.plotting import plot_progress
     from rlrun.utils.seed import make_seed
 
@@ -372,7 +373,7 @@ def main(args: argparse.Namespace, write: Callable[[str], object] = print) -> in
         with context as run_dir:
             runner.train()
             logger.log(f"Run folder: {run_dir}")
-    except NothingToResumeError as error:
+    except (NothingToResumeError, RunFolderBusyError) as error:
         print(f"rlrun train --resume: {error}", file=sys.stderr)
         return 2
     curve = os.path.join(run_dir, "learning_curve.png")

@@ -25,14 +25,27 @@ DIAGNOSTICS_PREFIX = "Diagnostics/"
 def read_progress(path: str) -> dict[str, list[float]]:
     """Columns of a ``progress.csv`` (or of the one in the run folder ``path``) as float lists.
 
-    Empty cells become NaN, so columns stay aligned with the iteration column.
+    Empty cells become NaN, so columns stay aligned with the iteration column; so do the cells a row
+    lacks (the last row of a run killed while writing it). A row with more cells than the header is
+    an error: the file was written by two processes at once, and its numbers cannot be trusted.
     """
     if os.path.isdir(path):
         path = os.path.join(path, "progress.csv")
     if not os.path.exists(path):
         raise FileNotFoundError(f"No progress file at {path}; pass a run folder or its progress.csv.")
     with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
+        reader = csv.DictReader(f)
+        rows = []
+        for row in reader:
+            if None in row:  # DictReader keeps the cells beyond the header under the key None
+                n_header = len(reader.fieldnames or ())
+                raise ValueError(
+                    f"{path}, line {reader.line_num}: {n_header + len(row[None])} cells under a header of "
+                    f"{n_header}. Two processes wrote this file at once (two runs given the same run folder, "
+                    "or one resumed while the other still ran), so its rows cannot be trusted: start the run "
+                    "again in a new folder."
+                )
+            rows.append(row)
     columns: dict[str, list[float]] = {}
     for row in rows:
         for key, value in row.items():

@@ -104,3 +104,30 @@ def test_resume_with_every_checkpoint_corrupt_exits_2_and_leaves_progress_csv_al
     assert "rlrun train without --resume" in err
     assert (run_dir / "progress.csv").read_bytes() == before
     assert not (run_dir / "FAILED").exists()
+
+
+def test_resume_of_a_run_that_still_goes_on_exits_2_naming_its_process_and_changes_nothing(tmp_path, capsys):
+    at = COMMAND.index("--steps") + 1
+    short = [*COMMAND[:at], "320", *COMMAND[at + 1 :]]
+    assert main([*short, "--log-dir", str(tmp_path)]) == 0
+    run_dir = tmp_path / "run_0"
+    before = {name: (run_dir / name).read_bytes() for name in ("progress.csv", "params.json")}
+    checkpoints = sorted(p.name for p in (run_dir / "checkpoints").iterdir())
+    # Another process logging the run now: it holds the folder's lock.
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from rlrun.utils.logging.run_lock import RunLock; "
+         "RunLock(sys.argv[1]); print('ready', flush=True); time.sleep(60)", str(run_dir)],
+        env=dict(os.environ, PYTHONPATH=ROOT), stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        capsys.readouterr()
+        assert main(["train", "--resume", str(run_dir), "--steps", "640"]) == 2
+    finally:
+        holder.kill()
+        holder.wait()
+    err = capsys.readouterr().err
+    assert err.startswith(f"rlrun train --resume: The run folder {run_dir} is in use: pid {holder.pid} ")
+    assert {name: (run_dir / name).read_bytes() for name in before} == before
+    assert sorted(p.name for p in (run_dir / "checkpoints").iterdir()) == checkpoints
+    assert not (run_dir / "FAILED").exists()

@@ -44,7 +44,7 @@ def test_context_writes_params_progress_and_debug_log_under_cwd_data_local_date_
     assert before <= datetime.datetime.strptime(date + time, "%Y%m%d%H%M%S") <= after
     expected = in_tmp / "data" / "local" / date / time / "cartpole_a2c" / "run_3"
     assert pathlib.Path(run_dir) == expected
-    assert {p.name for p in expected.iterdir()} == {"params.json", "progress.csv", "debug.log"}
+    assert {p.name for p in expected.iterdir()} == {"params.json", "progress.csv", "debug.log", ".run.lock"}
     assert json.loads((expected / "params.json").read_text()) == {"lr": 1e-3, "n_envs": 8, "name": "a2c", "run_ID": 3}
     assert read_csv(expected / "progress.csv") == [["Iteration"], ["0"]]
     assert "a2c_3 inside the run" in (expected / "debug.log").read_text()

@@ -44,6 +44,18 @@ def test_a_missing_column_names_the_columns_the_file_has(tmp_path):
         plot_progress(csv_path, str(tmp_path / "curve.png"))
 
 
+def test_a_short_last_row_reads_as_nan_and_a_row_wider_than_the_header_is_refused_by_line(tmp_path):
+    header = ["Diagnostics/Iteration", "ReturnAverage", "LossAverage"]
+    write_progress(tmp_path / "progress.csv", header, [[0, 1.5, 0.1], [1, 2.5]])
+    columns = read_progress(str(tmp_path))
+    assert columns["ReturnAverage"] == [1.5, 2.5]
+    assert columns["LossAverage"][0] == 0.1 and columns["LossAverage"][1] != columns["LossAverage"][1]  # NaN
+    # Two writers interleaved: one row holds another's cells too.
+    write_progress(tmp_path / "progress.csv", header, [[0, 1.5, 0.1], [1, 2.5, 0.2, 7, 3.0, 0.1], [2, 3.5, 0.3]])
+    with pytest.raises(ValueError, match=r"progress.csv, line 3: 6 cells under a header of 3\. Two processes"):
+        read_progress(str(tmp_path))
+
+
 def _legends_drawn(monkeypatch) -> list[list[str]]:
     """Every legend's texts, captured as the plot functions draw them (they close their figures)."""
     import matplotlib.axes

@@ -22,6 +22,7 @@ import torch
 
 from rlrun.utils.launching.main_guard import refuse_while_bootstrapping
 from rlrun.utils.logging import logger
+from rlrun.utils.logging.run_lock import LOCK_FILE, RunLock
 from rlrun.utils.logging.tracking import WANDB_EXTRA, WandbTracker
 
 # What json.dump writes: jsonable's results.
@@ -160,6 +161,11 @@ def logger_context(
     runner cuts the rows after its checkpoint) and ``debug.log`` goes on. A folder that does not exist
     yet is made, so the same script starts a run and continues it after an interruption.
 
+    One process at a time logs into a folder: the context holds a lock on it (``.run.lock``, see
+    :mod:`~rlrun.utils.logging.run_lock`) until it exits, and a resume of a folder whose run still goes
+    on raises :class:`~rlrun.utils.logging.run_lock.RunFolderBusyError`, naming that run's process. The
+    lock goes with its process, so a run killed by any signal leaves nothing to clean up.
+
     A run that raises leaves no folder that looks like a run (see docs/runners_and_logging.md): one
     that failed before it started (no runner finished :meth:`startup`, no row was logged: a wrong env
     id, a bad observation shape) has its folder removed, when the context made it and it holds nothing
@@ -191,6 +197,7 @@ def logger_context(
     library_log.addHandler(handler)
     if library_log.getEffectiveLevel() > logging.INFO:
         library_log.setLevel(logging.INFO)
+    lock: RunLock | None = None
     try:
         if snapshot_gap is not None:
             logger.set_snapshot_gap(snapshot_gap)  # validated before any folder is made
@@ -200,11 +207,13 @@ def logger_context(
             made_parents = []
             os.makedirs(wanted_dir, exist_ok=True)
             run_dir = wanted_dir
+            lock = RunLock(run_dir)  # a run still logging here refuses this one (RunFolderBusyError)
             with contextlib.suppress(FileNotFoundError):
                 os.remove(os.path.join(run_dir, FAILED_FILE))
         else:
             made_parents = _missing_parents(wanted_dir)  # <date>/<time>/<log_dir>: removed too if the run never starts
             run_dir, made = _claim_run_dir(wanted_dir)
+            lock = RunLock(run_dir)  # so a --resume of this folder waits for this run to end
         logger.set_snapshot_dir(run_dir)
         logger.add_text_output(os.path.join(run_dir, "debug.log"))
         logger.add_tabular_output(os.path.join(run_dir, "progress.csv"), append=resume)
@@ -236,6 +245,8 @@ def logger_context(
         library_log.removeHandler(handler)
         library_log.setLevel(level_before)
         logger.pop_state()
+        if lock is not None:
+            lock.release()
 
 
 class RunNotStartedError(Exception):
@@ -258,7 +269,7 @@ def _record_failure(run_dir: str, error: BaseException, remove: bool, made_paren
     it holds only the context's files, with the parents the context made for it once they are empty;
     else write ``FAILED`` with the traceback into it."""
     contents = set(os.listdir(run_dir))
-    only_ours = all(name in RUN_FILES or name.startswith("events.out.tfevents") for name in contents)
+    only_ours = all(name in (*RUN_FILES, LOCK_FILE) or name.startswith("events.out.tfevents") for name in contents)
     if remove and only_ours and not logger.run_started():
         logger.close_outputs()
         shutil.rmtree(run_dir, ignore_errors=True)
