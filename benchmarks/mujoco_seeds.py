@@ -3,6 +3,7 @@
     python benchmarks/mujoco_seeds.py run --out-dir /work/runs/mujoco              # rlrun: every run, resumed where it was
     python benchmarks/mujoco_seeds.py run --out-dir /work/runs/mujoco --seeds 2    # a second stream, on its own core
     python benchmarks/mujoco_seeds.py run --out-dir /work/runs/mujoco --lib sb3    # SB3 on seed 0 of each pair
+    python benchmarks/mujoco_seeds.py run --out-dir /work/runs/mujoco --lib sb3 --seeds 1 2 --pairs td3:Hopper-v5
     python benchmarks/mujoco_seeds.py status --out-dir /work/runs/mujoco           # what is done, what is left
     python benchmarks/mujoco_seeds.py report --out-dir /work/runs/mujoco           # the report, and the finished
                                                                                    # runs' curves for docs/results.md
@@ -190,16 +191,20 @@ def sb3_path(out_dir: Path, algo: str, env: str, seed: int) -> Path:
     return out_dir / f"sb3_{algo}_{env}" / f"seed_{seed}.json"
 
 
-def run_sb3_all(out_dir: Path) -> int:
-    for env in ENVS:
-        for algo in ALGOS:
-            path = sb3_path(out_dir, algo, env, 0)
-            if path.exists():
-                continue
-            print(f"[{time.strftime('%H:%M:%S')}] sb3 {algo} {env} seed 0", flush=True)
-            curve = run_sb3(out_dir, algo, env, 0)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps({"steps_return_wall": curve}))
+def run_sb3_all(out_dir: Path, seeds: tuple[int, ...] = (0,), pairs: tuple[str, ...] = ()) -> int:
+    """SB3 on ``seeds`` of every pair, or of ``pairs`` only (``algo:env``), skipping the finished ones."""
+    for seed in seeds:
+        for env in ENVS:
+            for algo in ALGOS:
+                if pairs and f"{algo}:{env}" not in pairs:
+                    continue
+                path = sb3_path(out_dir, algo, env, seed)
+                if path.exists():
+                    continue
+                print(f"[{time.strftime('%H:%M:%S')}] sb3 {algo} {env} seed {seed}", flush=True)
+                curve = run_sb3(out_dir, algo, env, seed)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(json.dumps({"steps_return_wall": curve}))
     return 0
 
 
@@ -221,10 +226,11 @@ def status(out_dir: Path) -> int:
                 last = eval_curve(folder)[-1] if done else None
                 tail = f", return {last[1]:.0f} at {last[0]:,}, {last[2] / 60:.0f} min" if last else ""
                 print(f"rlrun {algo} {env} seed {seed}: {done:,}/{N_STEPS:,} steps{tail}")
-            path = sb3_path(out_dir, algo, env, 0)
-            if path.exists():
-                s, r, w = json.loads(path.read_text())["steps_return_wall"][-1]
-                print(f"sb3   {algo} {env} seed 0: return {r:.0f} at {s:,}, {w / 60:.0f} min")
+            for seed in SEEDS:
+                curve = sb3_curve(out_dir, algo, env, seed)
+                if curve is not None:
+                    s, r, w = curve[-1]
+                    print(f"sb3   {algo} {env} seed {seed}: return {r:.0f} at {s:,}, {w / 60:.0f} min")
     return 0
 
 
@@ -236,7 +242,7 @@ def sb3_curve(out_dir: Path, algo: str, env: str, seed: int = 0) -> list[tuple[i
 
 
 def pair_lines(out_dir: Path, algo: str, env: str) -> list[str]:
-    """The report's table for one (algorithm, env): each finished seed, their median, and SB3's seed 0."""
+    """The report's table for one (algorithm, env): each finished seed, their median, and SB3's seeds and median."""
     lines = [f"### {algo.upper()} on {env}", "", "| run | return at 100k | best evaluation | training wall |"]
     lines.append("|---|---|---|---|")
     finals = []
@@ -250,18 +256,25 @@ def pair_lines(out_dir: Path, algo: str, env: str) -> list[str]:
         finals.append(curve[-1][1])
         best = max(r for _, r, _ in curve)
         lines.append(f"| rlrun seed {seed} | {curve[-1][1]:,.0f} | {best:,.0f} | {curve[-1][2] / 60:.0f} min |")
-    sb3 = sb3_curve(out_dir, algo, env)
-    if sb3 is not None:
+    sb3_finals = []
+    for seed in SEEDS:
+        sb3 = sb3_curve(out_dir, algo, env, seed)
+        if sb3 is None:
+            continue
+        sb3_finals.append(sb3[-1][1])
         best = max(r for _, r, _ in sb3)
-        lines.append(f"| SB3 seed 0 | {sb3[-1][1]:,.0f} | {best:,.0f} | {sb3[-1][2] / 60:.0f} min |")
+        lines.append(f"| SB3 seed {seed} | {sb3[-1][1]:,.0f} | {best:,.0f} | {sb3[-1][2] / 60:.0f} min |")
     lines.append("")
     if finals:
         median = statistics.median(finals)
         spread = f", mean {statistics.mean(finals):,.0f} ± {statistics.stdev(finals):,.0f}" if len(finals) > 1 else ""
         line = f"rlrun median over {len(finals)} seed(s): {median:,.0f}{spread}"
-        if sb3 is not None:
-            verdict = "at or above" if median >= sb3[-1][1] else "below"
-            line += f"; {verdict} SB3's {sb3[-1][1]:,.0f} (ratio {median / sb3[-1][1]:.2f})"
+        if sb3_finals:
+            sb3_median = statistics.median(sb3_finals)
+            verdict = "at or above" if median >= sb3_median else "below"
+            over = f"median over {len(sb3_finals)} seeds, " if len(sb3_finals) > 1 else ""
+            line += f"; {verdict} SB3's {over}{sb3_median:,.0f}"
+            line += f" (ratio {median / sb3_median:.2f})"
         lines += [line + ".", ""]
     lines += ["Published at 100k steps:", ""]
     for source, n_seeds, mean, std in REFERENCES[algo, env]:
@@ -310,14 +323,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out-dir", type=Path, required=True)
     parser.add_argument("--lib", choices=["rlrun", "sb3"], default="rlrun")
     parser.add_argument("--curves", action="store_true", help="report: also write benchmarks/results/curves/")
-    parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS), help="run: only these seeds (rlrun)")
+    parser.add_argument("--seeds", type=int, nargs="+", help="run: only these seeds (rlrun: all; sb3: 0)")
+    parser.add_argument("--pairs", nargs="+", default=[], help="run --lib sb3: only these pairs, as algo:env")
     args = parser.parse_args(argv)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     if args.what == "status":
         return status(args.out_dir)
     if args.what == "report":
         return report(args.out_dir, args.curves)
-    return run_sb3_all(args.out_dir) if args.lib == "sb3" else run_rlrun(args.out_dir, tuple(args.seeds))
+    if args.lib == "sb3":
+        return run_sb3_all(args.out_dir, tuple(args.seeds or (0,)), tuple(args.pairs))
+    return run_rlrun(args.out_dir, tuple(args.seeds or SEEDS))
 
 
 if __name__ == "__main__":
