@@ -33,7 +33,9 @@ class SacAgent(QpgAgentBase):
     ``ModelCls`` (default :class:`PiMlpModel`) returns ``(mean, log_std)``, with log std bounded to
     ``[MIN_LOG_STD, MAX_LOG_STD]``; ``QModelCls`` (default :class:`QofMuMlpModel`) is each of the two
     critics. Networks default to hidden sizes ``[256, 256]``. Before the algorithm's ``min_itr_learn``
-    the std is fixed at ``pretrain_std`` (0.75 spreads squashed actions almost uniformly).
+    the std is fixed at ``pretrain_std`` (0.75 spreads squashed actions almost uniformly), or, with
+    ``uniform_warmup=True``, actions are drawn uniformly from ``[-action_squash, action_squash]`` as
+    Stable-Baselines3 does before its ``learning_starts`` (the RL Zoo's SAC results are made that way).
     ``action_squash=None`` leaves actions unbounded. ``v_model_kwargs`` is kept for rlpyt's scripts
     and unused (this SAC has no V network). ``initial_model_state_dict`` may be a whole
     :meth:`state_dict` (keys ``model``, ``q1_model``, ``q2_model``, ``target_q1_model``,
@@ -50,7 +52,14 @@ class SacAgent(QpgAgentBase):
         initial_model_state_dict: Mapping[str, Any] | None = None,
         action_squash: float | None = 1.0,
         pretrain_std: float = 0.75,
+        uniform_warmup: bool = False,
     ) -> None:
+        if uniform_warmup and action_squash is None:
+            raise ValueError(
+                "SacAgent(uniform_warmup=True) draws warm-up actions uniformly from [-action_squash, "
+                "action_squash], so it needs a bounded action: pass action_squash (1.0 for an env rescaled "
+                "to [-1, 1]) or leave uniform_warmup False to warm up with pretrain_std."
+            )
         if model_kwargs is None:
             model_kwargs = dict(hidden_sizes=[256, 256])
         if q_model_kwargs is None:
@@ -59,6 +68,8 @@ class SacAgent(QpgAgentBase):
         self.v_model_kwargs = dict(hidden_sizes=[256, 256]) if v_model_kwargs is None else dict(v_model_kwargs)
         self.action_squash = action_squash
         self.pretrain_std = pretrain_std
+        self.uniform_warmup = uniform_warmup
+        self._acting_uniformly = False  # set by sample_mode: uniform_warmup and still before min_itr_learn
         # Built by initialize().
         self.q1_model: torch.nn.Module = None  # type: ignore[assignment]
         self.q2_model: torch.nn.Module = None  # type: ignore[assignment]
@@ -120,6 +131,12 @@ class SacAgent(QpgAgentBase):
         dist_info = DistInfoStd(mean=mean, log_std=log_std)
         if self.deterministic:
             action = mean if self.action_squash is None else self.action_squash * torch.tanh(mean)
+        elif self._acting_uniformly:
+            assert self.action_squash is not None  # refused at construction
+            uniform = self.env_stream_uniform(mean.shape[:-1])
+            if uniform is None:
+                uniform = torch.rand(mean.shape, device=mean.device)
+            action = self.action_squash * (2 * uniform.to(mean) - 1)
         else:
             action = self.distribution.sample(dist_info, uniform=self.env_stream_uniform(mean.shape[:-1]))
         action, agent_info = self.outputs_to_cpu((action, AgentInfo(dist_info=dist_info)))
@@ -153,5 +170,7 @@ class SacAgent(QpgAgentBase):
         super().sample_mode(itr)
         pretraining = itr < self.min_itr_learn
         if itr == 0 or itr == self.min_itr_learn:
-            _log.info("SacAgent at itr %d: sampling std %s.", itr, self.pretrain_std if pretraining else "learned")
+            how = ("uniform" if self.uniform_warmup else f"std {self.pretrain_std}") if pretraining else "learned std"
+            _log.info("SacAgent at itr %d: sampling with %s.", itr, how)
         self.distribution.set_std(self.pretrain_std if pretraining else None)
+        self._acting_uniformly = self.uniform_warmup and pretraining

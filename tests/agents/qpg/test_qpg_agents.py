@@ -2,6 +2,7 @@
 for unfit action spaces, rlpyt's state-dict keys, target updates, TD3's target smoothing and the
 exploration schedules."""
 
+import math
 import multiprocessing as mp
 
 import gymnasium
@@ -184,6 +185,52 @@ def test_sac_samples_with_pretrain_std_until_min_itr_learn_then_its_own(pendulum
     assert agent.distribution.std is None  # training uses the policy's std
     agent.sample_mode(10)
     assert agent.distribution.std is None
+
+
+def _warmup_actions(agent, B=4096):
+    """Actions for ``B`` copies of one state: the spread is the sampling's alone."""
+    return agent.step(torch.zeros(B, 3), torch.zeros(B, 1), torch.zeros(B)).action.squeeze(-1)
+
+
+def test_sac_uniform_warmup_draws_uniformly_until_min_itr_learn_then_samples_its_policy(pendulum):
+    agent = build(SacAgent, pendulum.spaces, uniform_warmup=True)
+    agent.give_min_itr_learn(10)
+    agent.sample_mode(9)
+    action = _warmup_actions(agent)
+    assert action.abs().max() <= 1
+    assert float(action.mean()) == pytest.approx(0, abs=0.03)
+    assert float(action.std()) == pytest.approx(1 / 3**0.5, rel=0.05)  # U(-1, 1)
+    assert float((action.abs() > 0.9).float().mean()) == pytest.approx(0.1, abs=0.015)
+    # The default warm-up (tanh of a Gaussian of std 0.75) puts half as much near the bounds.
+    gaussian = build(SacAgent, pendulum.spaces)
+    gaussian.give_min_itr_learn(10)
+    gaussian.sample_mode(9)
+    assert float((_warmup_actions(gaussian).abs() > 0.9).float().mean()) < 0.07
+    # Learning: actions from the policy. Made to output mean 1 and std 0.5, tanh(N(1, 0.5)) averages 0.69.
+    last = [m for m in agent.model.modules() if isinstance(m, torch.nn.Linear)][-1]
+    with torch.no_grad():
+        last.weight.zero_()
+        last.bias.copy_(torch.tensor([1.0, math.log(0.5)]))
+    agent.sample_mode(10)
+    action = _warmup_actions(agent)
+    expected = torch.tanh(1.0 + 0.5 * torch.randn(200_000)).mean()
+    assert float(action.mean()) == pytest.approx(float(expected), abs=0.02)
+    agent.eval_mode(9)
+    assert float(_warmup_actions(agent).std()) < 1e-5  # evaluation acts with the mean, warm-up or not
+
+
+def test_sac_uniform_warmup_follows_the_env_streams_and_needs_bounded_actions(pendulum):
+    runs = []
+    for _ in range(2):
+        agent = build(SacAgent, pendulum.spaces, uniform_warmup=True)
+        agent.seed_env_streams(5, [0, 1, 2, 3])
+        agent.give_min_itr_learn(10)
+        agent.sample_mode(0)
+        runs.append(torch.stack([_warmup_actions(agent, B=4) for _ in range(3)]))
+    torch.testing.assert_close(runs[0], runs[1], rtol=0, atol=0)
+    assert runs[0].unique().numel() == 12
+    with pytest.raises(ValueError, match="needs a bounded action: pass action_squash"):
+        SacAgent(uniform_warmup=True, action_squash=None)
 
 
 def _read_min_itr_learn(agent, ready, queue):
