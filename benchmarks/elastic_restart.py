@@ -113,11 +113,15 @@ def shm_mapped_by(pids: list[int]) -> set[str]:
 
 
 def workers_by_rank(launchers: list[subprocess.Popen[bytes]]) -> dict[int, list[int]]:
-    """The live worker processes of the launchers, by their RANK (the launchers' children that have one)."""
+    """The live worker processes of the launchers, by their RANK.
+
+    Only a launcher's own children are its workers. A worker's children inherit its RANK too: rlrun runs
+    ``git`` at each start to record the code's version in run.json, and counting those (caught now and
+    then by a poll while they ran) made a job that restarted once read as one that restarted twice."""
     found: dict[int, list[int]] = {}
     for launcher in launchers:
         try:
-            children = psutil.Process(launcher.pid).children(recursive=True)
+            children = psutil.Process(launcher.pid).children(recursive=False)
         except psutil.Error:
             continue
         for child in children:

@@ -12,7 +12,7 @@
 #     versions, the CPUs and the GPU; exits 2 if the imports fail;
 #   - finish: the final RESULT line and the exit code (0 all ran and met, 1 a target missed, 2 a step broke);
 #     a script that left a target unchecked (a dry run too short for it) says which in UNCHECKED.
-# Environment: PYTHON (default python3), RESULTS (default results), SITE (default /tmp/site).
+# Environment: PYTHON (default python3), RESULTS (default results), SITE (default /tmp/site), WHEELS (default .whl).
 
 for flag in $FLAGS; do
     var=${flag#--}
@@ -65,12 +65,13 @@ step() {
 setup_python() {
     say "$NAME $(date -Is) on $(hostname), $(nproc) CPUs, git $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
     say "results in $RUN_DIR"
-    if [ -d .whl ] && compgen -G ".whl/*.whl" >/dev/null; then
+    local wheels=${WHEELS:-.whl}  # the tests point it at an empty folder: this checkout's .whl/ is the GPU machine's Python's
+    if [ -d "$wheels" ] && compgen -G "$wheels/*.whl" >/dev/null; then
         step install_wheels 90 "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
-            --target "$SITE" .whl/*.whl || { say "cannot install the wheels in .whl/"; exit 2; }
+            --target "$SITE" "$wheels"/*.whl || { say "cannot install the wheels in $wheels/"; exit 2; }
         export PYTHONPATH=$SITE:$PWD${PYTHONPATH:+:$PYTHONPATH}
     else
-        say "no .whl/ here: gymnasium and ale-py must be importable already"
+        say "no $wheels/ here: gymnasium and ale-py must be importable already"
         export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
     fi
     export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1

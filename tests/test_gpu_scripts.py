@@ -22,7 +22,10 @@ def dry_run(
     result = subprocess.run(
         ["bash", str(ROOT / "benchmarks" / script), "--dry-run", *args],
         cwd=ROOT,
-        env=dict(os.environ, PYTHON=sys.executable, RESULTS=str(results), **(env or {})),
+        # WHEELS: no wheels to install. A checkout may hold the GPU machine's in .whl/, built for its Python.
+        env=dict(
+            os.environ, PYTHON=sys.executable, RESULTS=str(results), WHEELS=str(results / "no-wheels"), **(env or {})
+        ),
         capture_output=True,
         text=True,
         timeout=400,
