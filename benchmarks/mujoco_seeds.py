@@ -4,6 +4,8 @@
     python benchmarks/mujoco_seeds.py run --out-dir /work/runs/mujoco --seeds 2    # a second stream, on its own core
     python benchmarks/mujoco_seeds.py run --out-dir /work/runs/mujoco --lib sb3    # SB3 on seed 0 of each pair
     python benchmarks/mujoco_seeds.py run --out-dir /work/runs/mujoco --lib sb3 --seeds 1 2 --pairs td3:Hopper-v5
+    python benchmarks/mujoco_seeds.py run --out-dir /work/runs/sac-uniform --pairs sac:HalfCheetah-v5 \
+        --set agent.uniform_warmup=True                                           # a variant, in its own folder
     python benchmarks/mujoco_seeds.py status --out-dir /work/runs/mujoco           # what is done, what is left
     python benchmarks/mujoco_seeds.py report --out-dir /work/runs/mujoco           # the report, and the finished
                                                                                    # runs' curves for docs/results.md
@@ -85,8 +87,8 @@ def steps_done(folder: Path) -> int:
     return int(steps[-1]) if steps else 0
 
 
-def rlrun_command(out_dir: Path, algo: str, env: str, seed: int) -> list[str]:
-    """A fresh run's command, or ``--resume`` of the run already in its folder."""
+def rlrun_command(out_dir: Path, algo: str, env: str, seed: int, sets: tuple[str, ...] = ()) -> list[str]:
+    """A fresh run's command (the RL Zoo's settings, then ``sets``), or ``--resume`` of the run in its folder."""
     folder = run_dir(out_dir, algo, env, seed)
     if (folder / "checkpoints").is_dir() and any((folder / "checkpoints").glob("*.ckpt")):
         return [sys.executable, "-m", "rlrun", "train", "--resume", str(folder), "--no-progress-bar"]
@@ -96,7 +98,7 @@ def rlrun_command(out_dir: Path, algo: str, env: str, seed: int) -> list[str]:
         "--torch-threads", "1", "--log-dir", str(folder.parent), "--run-id", str(seed),
         "--checkpoint-replay", "--no-progress-bar", "--set", f"sampler.eval_max_trajectories={EVAL_EPISODES}",
     ]  # fmt: skip
-    for item in ZOO_SETS[algo]:
+    for item in (*ZOO_SETS[algo], *sets):
         command += ["--set", item]
     return command
 
@@ -127,10 +129,16 @@ def release(folder: Path) -> None:
     (folder.parent / f"{folder.name}.lock").unlink(missing_ok=True)
 
 
-def run_rlrun(out_dir: Path, seeds: tuple[int, ...] = SEEDS) -> int:
+def run_rlrun(
+    out_dir: Path, seeds: tuple[int, ...] = SEEDS, pairs: tuple[str, ...] = (), sets: tuple[str, ...] = ()
+) -> int:
+    """rlrun on ``seeds`` of every pair, or of ``pairs`` only (``algo:env``), with ``sets`` after the RL Zoo's
+    settings (a variant: give it its own ``out_dir``); finished runs are skipped, unfinished ones resumed."""
     for seed in seeds:
         for env in ENVS:
             for algo in ALGOS:
+                if pairs and f"{algo}:{env}" not in pairs:
+                    continue
                 folder = run_dir(out_dir, algo, env, seed)
                 if steps_done(folder) >= N_STEPS:
                     continue
@@ -138,7 +146,7 @@ def run_rlrun(out_dir: Path, seeds: tuple[int, ...] = SEEDS) -> int:
                     print(f"{algo} {env} seed {seed}: another stream holds it; skipped", flush=True)
                     continue
                 try:
-                    command = rlrun_command(out_dir, algo, env, seed)
+                    command = rlrun_command(out_dir, algo, env, seed, sets)
                     print(
                         f"[{time.strftime('%H:%M:%S')}] {algo} {env} seed {seed}: {' '.join(command[2:])}", flush=True
                     )
@@ -324,7 +332,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lib", choices=["rlrun", "sb3"], default="rlrun")
     parser.add_argument("--curves", action="store_true", help="report: also write benchmarks/results/curves/")
     parser.add_argument("--seeds", type=int, nargs="+", help="run: only these seeds (rlrun: all; sb3: 0)")
-    parser.add_argument("--pairs", nargs="+", default=[], help="run --lib sb3: only these pairs, as algo:env")
+    parser.add_argument("--pairs", nargs="+", default=[], help="run: only these pairs, as algo:env")
+    parser.add_argument(
+        "--set", dest="sets", action="append", default=[], metavar="SECTION.KEY=VALUE",
+        help="run (rlrun): a setting after the RL Zoo's, as rlrun train's --set; give the variant its own --out-dir",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     if args.what == "status":
@@ -333,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
         return report(args.out_dir, args.curves)
     if args.lib == "sb3":
         return run_sb3_all(args.out_dir, tuple(args.seeds or (0,)), tuple(args.pairs))
-    return run_rlrun(args.out_dir, tuple(args.seeds or SEEDS))
+    return run_rlrun(args.out_dir, tuple(args.seeds or SEEDS), tuple(args.pairs), tuple(args.sets))
 
 
 if __name__ == "__main__":
