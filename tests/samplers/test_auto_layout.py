@@ -288,6 +288,23 @@ def test_capacity_is_the_cpu_share_scaled_by_how_much_slower_steps_ran_with_ever
     assert capacities(CapacityProbe(1, 1.02, 1000.0), faster) == pytest.approx((1.0, 1.9))
 
 
+def test_one_round_of_capacity_probes_that_hiccups_does_not_move_the_capacity():
+    from rlrun.samplers.auto.measure import CapacityProbe, median_capacities
+
+    one = CapacityProbe(processes=1, share=1.0, steps_per_cpu_s=12_000.0)
+    steady = CapacityProbe(processes=2, share=1.99, steps_per_cpu_s=11_800.0)
+    hiccup = CapacityProbe(processes=2, share=1.99, steps_per_cpu_s=7_100.0)  # the quiet HalfCheetah read 1.18
+    # The first round hiccupped: taken alone (as before), it said 1.18 cores for two processes.
+    assert median_capacities([(one, hiccup)]) == pytest.approx((1.0, 1.18), abs=0.01)
+    assert median_capacities([(one, hiccup), (one, steady), (one, steady)]) == pytest.approx((1.0, 1.96), abs=0.01)
+    # A steady load reads alike in every round, and stays.
+    loaded_one = CapacityProbe(processes=1, share=0.5, steps_per_cpu_s=12_000.0)
+    loaded = CapacityProbe(processes=2, share=0.7, steps_per_cpu_s=11_000.0)
+    assert median_capacities([(loaded_one, loaded)] * 3) == pytest.approx((0.5, 0.7 * 11 / 12))
+    with pytest.raises(ValueError, match="at least one round"):
+        median_capacities([])
+
+
 def test_the_capacity_probe_reports_the_cpu_share_its_forked_steppers_got():
     from rlrun.samplers.auto.busy_env import BusyEnv
     from rlrun.samplers.auto.measure import time_capacity
