@@ -244,6 +244,26 @@ def test_a_simpler_layout_within_the_margin_is_preferred():
     assert choice.layout == Layout("serial") and "simplest within" in choice.reason
 
 
+def test_one_process_beside_load_in_its_own_group_gets_its_fair_share_even_when_the_probe_read_half_a_core():
+    # Two busy neighbours in our group on 2 cores: the probe of two processes read 0.97 cores (L = 2.1
+    # others), the probe of one sat beside a neighbour for its whole 0.2 s and read 0.49. Over a run one
+    # process gets 2 / 3.1 of a core, as SerialSampler did (0.70 of its quiet speed).
+    unlucky = costs(30 * US, MLP, capacity_one=0.49, capacity_all=0.97)
+    assert unlucky.load_per_process
+    assert unlucky.share(1) == pytest.approx(2 / (1 + 4 / 0.97 - 2))
+    assert unlucky.share(2) == pytest.approx(0.97 / 2)  # two of ours: what the probe of two measured
+    # A probe that read more than the fair share keeps its reading.
+    assert costs(30 * US, MLP, capacity_one=0.74, capacity_all=0.97).share(1) == pytest.approx(0.74)
+    # Another session's load (the group gets its share whatever its process count): unchanged.
+    other_session = costs(30 * US, MLP, capacity_one=1.0, capacity_all=1.0)
+    assert not other_session.load_per_process and other_session.share(1) == 1.0
+    # CartPole's batch (8 envs x 32 steps) beside that load, with the costs that run measured: one process
+    # beats two workers. Taken at its half-core reading, the model preferred 2 CpuSampler workers, which
+    # ran at 0.75 of SerialSampler (benchmarks/results/2026-12-05-2cpu-vm-auto-layout-median-capacity.txt).
+    measured = dict(round_trip_s=125 * US, per_worker_s=66 * US, spread=0.51, capacity_all=0.97)
+    assert choose(costs(31 * US, MLP, capacity_one=0.49, **measured), Constraints(8, 32)).layout == Layout("serial")
+
+
 def test_call_sizes_cover_every_workers_share_and_the_halves():
     sizes = call_sizes(16, 3)
     assert {16, 8, 6, 5, 3, 2}.issubset(sizes) and 4 in call_sizes(16, 4)

@@ -109,10 +109,17 @@ class Costs:
         cores together, scaled to what ``cores`` of them got."""
         busy = max(1, busy)
         together = self.cores if self.capacity_all is None else self.capacity_all
-        if busy > self.cores and self.load_per_process:
+        one = self.capacity_one
+        if self.load_per_process:
             others = self._others_per_process()
-            together *= busy * (self.cores + others) / (self.cores * (busy + others))
-        return min(1.0, self.capacity_one, together / busy)
+            # Over a run the scheduler balances its queues, and one process gets its fair share,
+            # cores / (1 + L); a 0.2 s probe can sit out its whole time on a core beside a busy other and
+            # read half a core (the probe beside 2 busy loops on 2 cores read 0.49-0.50 in 4 of 18 runs,
+            # 0.58-0.80 in the rest, where SerialSampler got 0.70 over seconds).
+            one = max(one, min(1.0, self.cores / (1.0 + others)))
+            if busy > self.cores:
+                together *= busy * (self.cores + others) / (self.cores * (busy + others))
+        return min(1.0, one, together / busy)
 
     def _others_per_process(self) -> float:
         """``L``, the busy processes that, sharing the CPU per process, leave ``capacity_all`` cores to
