@@ -33,6 +33,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -129,35 +130,38 @@ def release(folder: Path) -> None:
     (folder.parent / f"{folder.name}.lock").unlink(missing_ok=True)
 
 
+def selected(seeds: tuple[int, ...], pairs: tuple[str, ...]) -> Iterator[tuple[int, str, str]]:
+    """``(seed, env, algo)`` in the campaign's order (seed-major), only the ``pairs`` (``algo:env``) when given."""
+    for seed in seeds:
+        for env in ENVS:
+            for algo in ALGOS:
+                if not pairs or f"{algo}:{env}" in pairs:
+                    yield seed, env, algo
+
+
 def run_rlrun(
     out_dir: Path, seeds: tuple[int, ...] = SEEDS, pairs: tuple[str, ...] = (), sets: tuple[str, ...] = ()
 ) -> int:
     """rlrun on ``seeds`` of every pair, or of ``pairs`` only (``algo:env``), with ``sets`` after the RL Zoo's
     settings (a variant: give it its own ``out_dir``); finished runs are skipped, unfinished ones resumed."""
-    for seed in seeds:
-        for env in ENVS:
-            for algo in ALGOS:
-                if pairs and f"{algo}:{env}" not in pairs:
-                    continue
-                folder = run_dir(out_dir, algo, env, seed)
-                if steps_done(folder) >= N_STEPS:
-                    continue
-                if not claim(folder):
-                    print(f"{algo} {env} seed {seed}: another stream holds it; skipped", flush=True)
-                    continue
-                try:
-                    command = rlrun_command(out_dir, algo, env, seed, sets)
-                    print(
-                        f"[{time.strftime('%H:%M:%S')}] {algo} {env} seed {seed}: {' '.join(command[2:])}", flush=True
-                    )
-                    with open(out_dir / "campaign.log", "a") as log:
-                        env_vars = dict(os.environ, PYTHONPATH=str(ROOT))  # this checkout's rlrun, from out_dir
-                        code = subprocess.call(command, stdout=log, stderr=subprocess.STDOUT, cwd=out_dir, env=env_vars)
-                finally:
-                    release(folder)
-                if code != 0:
-                    print(f"  exit {code} at {steps_done(folder):,} steps; see {out_dir / 'campaign.log'}", flush=True)
-                    return code
+    for seed, env, algo in selected(seeds, pairs):
+        folder = run_dir(out_dir, algo, env, seed)
+        if steps_done(folder) >= N_STEPS:
+            continue
+        if not claim(folder):
+            print(f"{algo} {env} seed {seed}: another stream holds it; skipped", flush=True)
+            continue
+        try:
+            command = rlrun_command(out_dir, algo, env, seed, sets)
+            print(f"[{time.strftime('%H:%M:%S')}] {algo} {env} seed {seed}: {' '.join(command[2:])}", flush=True)
+            with open(out_dir / "campaign.log", "a") as log:
+                env_vars = dict(os.environ, PYTHONPATH=str(ROOT))  # this checkout's rlrun, from out_dir
+                code = subprocess.call(command, stdout=log, stderr=subprocess.STDOUT, cwd=out_dir, env=env_vars)
+        finally:
+            release(folder)
+        if code != 0:
+            print(f"  exit {code} at {steps_done(folder):,} steps; see {out_dir / 'campaign.log'}", flush=True)
+            return code
     return 0
 
 
@@ -201,18 +205,14 @@ def sb3_path(out_dir: Path, algo: str, env: str, seed: int) -> Path:
 
 def run_sb3_all(out_dir: Path, seeds: tuple[int, ...] = (0,), pairs: tuple[str, ...] = ()) -> int:
     """SB3 on ``seeds`` of every pair, or of ``pairs`` only (``algo:env``), skipping the finished ones."""
-    for seed in seeds:
-        for env in ENVS:
-            for algo in ALGOS:
-                if pairs and f"{algo}:{env}" not in pairs:
-                    continue
-                path = sb3_path(out_dir, algo, env, seed)
-                if path.exists():
-                    continue
-                print(f"[{time.strftime('%H:%M:%S')}] sb3 {algo} {env} seed {seed}", flush=True)
-                curve = run_sb3(out_dir, algo, env, seed)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(json.dumps({"steps_return_wall": curve}))
+    for seed, env, algo in selected(seeds, pairs):
+        path = sb3_path(out_dir, algo, env, seed)
+        if path.exists():
+            continue
+        print(f"[{time.strftime('%H:%M:%S')}] sb3 {algo} {env} seed {seed}", flush=True)
+        curve = run_sb3(out_dir, algo, env, seed)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"steps_return_wall": curve}))
     return 0
 
 
