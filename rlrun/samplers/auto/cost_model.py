@@ -114,8 +114,8 @@ class Costs:
             others = self._others_per_process()
             # Over a run the scheduler balances its queues, and one process gets its fair share,
             # cores / (1 + L); a 0.2 s probe can sit out its whole time on a core beside a busy other and
-            # read half a core (the probe beside 2 busy loops on 2 cores read 0.49-0.50 in 4 of 18 runs,
-            # 0.58-0.80 in the rest, where SerialSampler got 0.70 over seconds).
+            # read half a core (beside 2 busy loops on 2 cores, 4 of 18 such probes read 0.49-0.50 and
+            # the rest 0.58-0.82, where SerialSampler got 0.70 over seconds).
             one = max(one, min(1.0, self.cores / (1.0 + others)))
             if busy > self.cores:
                 together *= busy * (self.cores + others) / (self.cores * (busy + others))

@@ -66,20 +66,14 @@ class RunLock:
             return os.pread(self._fd, 4096, 0).decode(errors="replace").strip()
         return ""
 
-    @property
-    def held(self) -> bool:
-        return self._fd is not None
-
     def release(self) -> None:
         """Drop the lock. The file stays: removing it would let a third process lock a new file while a
         second one waits on the old one."""
         _held.discard(self)
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        self._close()
 
-    def _forget_in_child(self) -> None:
-        """In a forked child: close the inherited descriptor (the parent's lock stays held by the parent)."""
+    def _close(self) -> None:
+        """Close the descriptor. In a forked child that only drops the child's copy: the parent keeps the lock."""
         if self._fd is not None:
             with contextlib.suppress(OSError):
                 os.close(self._fd)
@@ -108,8 +102,8 @@ def _pid_of(holder: str) -> int | None:
 
 
 def _close_in_child() -> None:
-    for lock in list(_held):
-        lock._forget_in_child()
+    for lock in _held:
+        lock._close()
     _held.clear()
 
 
