@@ -20,6 +20,7 @@ from rlrun.samplers.auto import (
     predict,
     split_envs,
 )
+from rlrun.samplers.auto.cost_model import scheduler_slice
 from rlrun.samplers.auto.project import project_served
 
 US, MS = 1e-6, 1e-3
@@ -262,6 +263,36 @@ def test_one_process_beside_load_in_its_own_group_gets_its_fair_share_even_when_
     # ran at 0.75 of SerialSampler (benchmarks/results/2026-12-05-2cpu-vm-auto-layout-median-capacity.txt).
     measured = dict(round_trip_s=125 * US, per_worker_s=66 * US, spread=0.51, capacity_all=0.97)
     assert choose(costs(31 * US, MLP, capacity_one=0.49, **measured), Constraints(8, 32)).layout == Layout("serial")
+
+
+def test_a_master_and_its_one_worker_taking_long_turns_beside_load_get_their_max_min_fair_share():
+    # 4 busy loops in our group on 2 cores (the probe of two of ours read 2 * 2 / 6 cores: L = 4). One busy
+    # process gets its fair share, 2 / 5 of a core. A served pair with Pong's turns (2 ms acting, 4 ms
+    # stepping: the busier side 2/3 of the time) runs at 2 / (4 * 2/3 + 1) = 0.55 of its quiet speed, as
+    # GpuSampler with one worker ran Pong there (0.54; benchmarks/served_under_load.py).
+    loaded = costs(250 * US, CNN_CPU, capacity_one=0.4, capacity_all=2 * 2 / 6)
+    assert loaded.load_per_process and loaded.share(1) == pytest.approx(0.4)
+    assert scheduler_slice(2) == pytest.approx(1.5 * MS) and scheduler_slice(16) == pytest.approx(3 * MS)
+    assert loaded.turn_taking_share(2 * MS, 4 * MS) == pytest.approx(2 / (4 * 2 / 3 + 1))
+    assert loaded.turn_taking_share(4 * MS, 2 * MS) == loaded.turn_taking_share(2 * MS, 4 * MS)
+    # Turns far shorter than a scheduler slice wait behind a neighbour's slice at each wake-up: the pair
+    # competes like one busy process (HalfCheetah's 0.1 and 0.5 ms turns ran at 0.43, a busy process 0.39).
+    assert loaded.turn_taking_share(1 * US, 500 * US) == pytest.approx(0.4, rel=0.01)
+    # In between, the shorter turn's length against the slice weighs the two.
+    assert 0.4 < loaded.turn_taking_share(0.75 * MS, 1.5 * MS) < loaded.turn_taking_share(1.5 * MS, 3 * MS)
+    # A busier side that is all of the work is one busy process: its fair share.
+    assert loaded.turn_taking_share(0.0, 4 * MS) == pytest.approx(0.4)
+    # Quiet, or another session's load: as one busy process.
+    assert costs(250 * US, CNN_CPU).turn_taking_share(2 * MS, 4 * MS) == 1.0
+    assert costs(250 * US, CNN_CPU, capacity_one=1.0, capacity_all=1.0).turn_taking_share(2 * MS, 4 * MS) == 1.0
+    # The prediction of GpuSampler with one worker takes it; with two workers (both stepping at once) not.
+    pong = dict(env_s=250 * US, agent=CNN_CPU, served_s=0.0, capacity_one=0.4, capacity_all=2 * 2 / 6)
+    pair = costs(**pong).turn_taking_share(CNN_CPU(16), 16 * (250 + 3) * US)
+    as_busy = predict(Layout("gpu", 1), costs(**pong), 16, 5).steps_per_s
+    quiet = predict(Layout("gpu", 1), costs(250 * US, CNN_CPU, served_s=0.0), 16, 5).steps_per_s
+    assert as_busy == pytest.approx(quiet * pair, rel=0.02) and pair > 0.5
+    two = predict(Layout("gpu", 2), costs(**pong), 16, 5).steps_per_s
+    assert two < predict(Layout("gpu", 2), costs(250 * US, CNN_CPU, served_s=0.0), 16, 5).steps_per_s * 0.45
 
 
 def test_call_sizes_cover_every_workers_share_and_the_halves():
