@@ -253,8 +253,8 @@ def test_one_process_beside_load_in_its_own_group_gets_its_fair_share_even_when_
     assert unlucky.load_per_process
     assert unlucky.share(1) == pytest.approx(2 / (1 + 4 / 0.97 - 2))
     assert unlucky.share(2) == pytest.approx(0.97 / 2)  # two of ours: what the probe of two measured
-    # A probe that read more than the fair share keeps its reading.
-    assert costs(30 * US, MLP, capacity_one=0.74, capacity_all=0.97).share(1) == pytest.approx(0.74)
+    # A probe that read more than the fair share (a core to itself for its 0.2 s) gets the fair share too.
+    assert costs(30 * US, MLP, capacity_one=0.74, capacity_all=0.97).share(1) == pytest.approx(2 / (1 + 4 / 0.97 - 2))
     # Another session's load (the group gets its share whatever its process count): unchanged.
     other_session = costs(30 * US, MLP, capacity_one=1.0, capacity_all=1.0)
     assert not other_session.load_per_process and other_session.share(1) == 1.0
@@ -263,6 +263,17 @@ def test_one_process_beside_load_in_its_own_group_gets_its_fair_share_even_when_
     # ran at 0.75 of SerialSampler (benchmarks/results/2026-12-05-2cpu-vm-auto-layout-median-capacity.txt).
     measured = dict(round_trip_s=125 * US, per_worker_s=66 * US, spread=0.51, capacity_all=0.97)
     assert choose(costs(31 * US, MLP, capacity_one=0.49, **measured), Constraints(8, 32)).layout == Layout("serial")
+
+
+def test_load_in_our_session_is_told_from_another_sessions_within_the_probes_noise():
+    # Beside 2 busy loops in our session the one-process probe read up to 1.31 times the fair share
+    # (0.79 of a core where 2 / 3.04 is fair: the 2 ms env's miss in the turn-taking run); beside 2 loops in
+    # sessions of their own, 1.28 and more. Another session's load leaves one process of ours a core
+    # while the group's share caps two of them, so capacity_all is close to capacity_one.
+    assert costs(2 * MS, MLP, capacity_one=0.79, capacity_all=0.99).load_per_process
+    assert costs(2 * MS, MLP, capacity_one=0.50, capacity_all=0.99).load_per_process
+    assert not costs(2 * MS, MLP, capacity_one=0.67, capacity_all=0.70).load_per_process  # 2 other sessions
+    assert not costs(2 * MS, MLP, capacity_one=1.0, capacity_all=1.0).load_per_process  # 1 other session
 
 
 def test_a_master_and_its_one_worker_taking_long_turns_beside_load_get_their_max_min_fair_share():
