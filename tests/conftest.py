@@ -1,4 +1,5 @@
-"""Shared fixtures: real CartPole batches from the serial sampler for algorithm tests.
+"""Shared fixtures: real CartPole batches from the serial sampler for algorithm tests, and a benchmark
+script run as a user runs it.
 
 Tests run with one torch thread, and so do the processes they start (``OMP_NUM_THREADS``, which
 spawned workers and subprocesses inherit): the tests' models are tiny, and an intra-op thread that
@@ -7,6 +8,9 @@ over. Tests about thread settings set their own.
 """
 
 import os
+import subprocess
+import sys
+from collections.abc import Callable
 
 import pytest
 import torch
@@ -57,3 +61,27 @@ def pg_run():
     yield run
     for sampler in samplers:
         sampler.shutdown()
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture
+def run_benchmark(tmp_path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``run_benchmark(script, *args, timeout=s)``: ``python benchmarks/<script> args`` in a process of its
+    own, in ``tmp_path``, with the checkout on ``PYTHONPATH``; fails the test, with the output's tails,
+    unless it exits 0, and returns the completed process."""
+
+    def run(script: str, *args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(
+            [sys.executable, os.path.join(ROOT, "benchmarks", script), *args],
+            cwd=tmp_path,
+            env=dict(os.environ, PYTHONPATH=ROOT),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        assert result.returncode == 0, f"stdout:\n{result.stdout[-3000:]}\nstderr:\n{result.stderr[-3000:]}"
+        return result
+
+    return run

@@ -6,30 +6,18 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 
 import pytest
 
 pytestmark = pytest.mark.integration
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCRIPT = os.path.join(ROOT, "benchmarks", "auto_layout.py")
-ENV = dict(os.environ, PYTHONPATH=ROOT)
-
 
 @pytest.mark.timeout(180)
-def test_auto_layout_benchmark_quick_reports_every_layout_and_auto_share_quiet_and_loaded(tmp_path):
+def test_auto_layout_benchmark_quick_reports_every_layout_and_auto_share_quiet_and_loaded(tmp_path, run_benchmark):
     out = tmp_path / "auto_layout.txt"
-    result = subprocess.run(
-        [sys.executable, SCRIPT, "--quick", "--only", "busy2ms", "--neighbours", "1", "--out", str(out)],
-        cwd=tmp_path,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=170,
+    result = run_benchmark(
+        "auto_layout.py", "--quick", "--only", "busy2ms", "--neighbours", "1", "--out", str(out), timeout=170
     )
-    assert result.returncode == 0, f"stdout:\n{result.stdout[-3000:]}\nstderr:\n{result.stderr[-3000:]}"
     text = result.stdout
     for machine in ("quiet", "1 busy neighbours"):
         assert f"== busy2ms, {machine}" in text

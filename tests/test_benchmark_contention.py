@@ -21,17 +21,11 @@ ENV = dict(os.environ, PYTHONPATH=ROOT)
 
 
 @pytest.mark.timeout(120)
-def test_contention_benchmark_quick_prints_every_configuration_and_both_ratios_and_writes_the_report(tmp_path):
+def test_contention_benchmark_quick_prints_every_configuration_and_both_ratios_and_writes_the_report(
+    tmp_path, run_benchmark
+):
     out = tmp_path / "contention.txt"
-    result = subprocess.run(
-        [sys.executable, SCRIPT, "--quick", "--neighbours", "1", "--out", str(out)],
-        cwd=tmp_path,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=110,
-    )
-    assert result.returncode == 0, f"stdout:\n{result.stdout[-3000:]}\nstderr:\n{result.stderr[-3000:]}"
+    result = run_benchmark("contention.py", "--quick", "--neighbours", "1", "--out", str(out), timeout=110)
     text = result.stdout
     for sampler in ("SerialSampler", "CpuSampler"):
         for machine in ("quiet", "1 busy neighbours"):
