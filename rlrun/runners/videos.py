@@ -48,6 +48,15 @@ def record_eval_video(
     return path, frames, episode_return
 
 
+def gif_durations(n_frames: int, fps: float) -> list[float]:
+    """Each frame's display time in milliseconds for a GIF of ``n_frames`` at ``fps``. A GIF keeps them in
+    hundredths of a second, where 30 fps would round to 30 ms a frame and play 11% fast: each frame here
+    ends at its own time rounded to 10 ms (30, 40, 30, 30, 40, ... at 30 fps), so the animation lasts as
+    long as the video. Past 100 fps every frame gets the shortest time a GIF has, 10 ms."""
+    ends = [round((i + 1) * 1000.0 / fps, -1) for i in range(n_frames)]
+    return [max(10.0, end - start) for start, end in zip([0.0, *ends[:-1]], ends)]
+
+
 def add_video_to_tensorboard(writer: object, path: str | os.PathLike[str], step: int, tag: str = "video") -> bool:
     """Show the video file ``path`` in TensorBoard at ``step``: an animated GIF in an image summary, which
     is what ``SummaryWriter.add_video`` writes (TensorBoard's Images tab plays it). Returns False, writing
@@ -65,7 +74,7 @@ def add_video_to_tensorboard(writer: object, path: str | os.PathLike[str], step:
         return False
     frames = iio.imread(Path(path))  # [T, H, W, 3] uint8, through imageio-ffmpeg
     fps = float(iio.immeta(Path(path)).get("fps", 30.0))
-    gif = iio.imwrite("<bytes>", frames, extension=".gif", duration=1000.0 / fps, loop=0)
+    gif = iio.imwrite("<bytes>", frames, extension=".gif", duration=gif_durations(len(frames), fps), loop=0)
     _, height, width, channels = frames.shape
     image = Summary.Image(height=height, width=width, colorspace=channels, encoded_image_string=gif)
     # add_video's own path into the event file (SummaryWriter has no public call for an encoded image).
