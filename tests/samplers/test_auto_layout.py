@@ -406,3 +406,35 @@ def test_a_capacity_probe_whose_forked_env_fails_raises_naming_the_cause_instead
 
     with pytest.raises(RuntimeError, match=r"capacity probe process exited \(code 1\).*Pick the sampler by hand"):
         time_capacity(_ForkShyEnv(), processes=2, seconds=0.1)
+
+
+def test_the_collectors_work_splits_into_a_part_per_time_step_and_a_part_per_env():
+    from rlrun.samplers.auto.measure import collector_costs
+
+    # HalfCheetah on the 2-core VM: 148 us of residual work a time step with 2 envs, 266 us with 8.
+    per_step, per_env = collector_costs({2: 148 * US, 8: 266 * US}, env_s=34 * US)
+    assert per_env == pytest.approx(118 / 6 * US) and per_step == pytest.approx((148 - 2 * 118 / 6) * US)
+    # A faster loop with more envs (warm caches) keeps at most half an env step off per env, and no time
+    # step costs less than nothing.
+    assert collector_costs({2: 29 * US, 8: 14 * US}, env_s=13 * US) == pytest.approx((34 * US, -2.5 * US))
+    assert collector_costs({2: 10 * US, 8: 200 * US}, env_s=13 * US)[0] == 0.0
+    assert collector_costs({2: 20 * US, 8: -100 * US}, env_s=13 * US)[1] == pytest.approx(-6.5 * US)
+    # One env count: all of it per env step.
+    assert collector_costs({8: 80 * US}, env_s=13 * US) == pytest.approx((0.0, 10 * US))
+
+
+def test_each_collector_pays_its_fixed_work_per_time_step_so_fewer_envs_per_worker_gain_less():
+    # CartPole's costs on the fast VM: 13 us env steps, an MLP call of 90 us, 25 us of collector work a
+    # time step. Spread per env from 8 envs (3 us), a worker of 4 envs would pay half of it.
+    fixed = costs(13 * US, AgentCost.linear(90 * US, 0.5 * US), served_s=0.0)
+    fixed = Costs(**{**fixed.__dict__, "collector_s": 0.0, "collector_step_s": 25 * US})
+    spread = Costs(**{**fixed.__dict__, "collector_s": 25 * US / 8, "collector_step_s": 0.0})
+    for layout in (Layout("serial"), Layout("cpu", 2)):
+        steps = 8 if layout.kind == "serial" else 4
+        work = predict(layout, fixed, 8, 32).steps_per_s, predict(layout, spread, 8, 32).steps_per_s
+        # The same 25 us a time step at 8 envs; at 4 envs a worker pays all 25, not half of them.
+        assert (work[0] == pytest.approx(work[1], rel=0.01)) == (steps == 8)
+    assert (
+        predict(Layout("cpu", 2), fixed, 8, 32).steps_per_s
+        < 0.95 * predict(Layout("cpu", 2), spread, 8, 32).steps_per_s
+    )

@@ -141,7 +141,7 @@ def format_costs(costs: Costs) -> str:
 
     parts = [
         f"env step {costs.env_step_s * us:.1f} us (+-{costs.env_step_spread:.0%}, reset {costs.reset_s * us:.0f} us)",
-        f"collector {costs.collector_s * us:.1f} us/step",
+        f"collector {costs.collector_step_s * us:.1f} us a step +{costs.collector_s * us:.1f} us/env",
         agent_line("agent", costs.agent_cpu.points),
     ]
     if not costs.device_is_cpu:

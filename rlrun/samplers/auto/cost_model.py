@@ -4,8 +4,10 @@ Pure functions of :class:`Costs`, so the model is tested on costs set by hand. W
 batch of ``batch_T`` steps of ``batch_B`` envs (``env`` = one env step plus the collector's work on it,
 CPU seconds; ``agent(b)`` = one ``agent.step`` on ``b`` observations):
 
-- ``serial``: per step, ``batch_B`` env steps then ``agent(batch_B)``, all in this process;
-- ``cpu`` with W workers: each worker steps its ``ceil(batch_B / W)`` envs and acts for them on the CPU;
+- ``serial``: per step, ``batch_B`` env steps then ``agent(batch_B)``, all in this process, and the
+  collector's fixed work per time step (``collector_step_s``);
+- ``cpu`` with W workers: each worker steps its ``ceil(batch_B / W)`` envs and acts for them on the CPU,
+  and pays its collector's fixed work per time step;
   per batch one round trip to every worker; the slowest worker sets the pace;
 - ``gpu`` (served) with W workers: per step the workers step their envs, then the master acts for all
   ``batch_B`` envs on the run's device; a served step's signals and copies (``served_step``) per step;
@@ -97,6 +99,9 @@ class Costs:
     round_trip_per_worker_s: float  # what each further worker adds to a round trip
     cores: int  # CPUs this process may use
     served_step_s: float = 0.0  # a served step's machinery beyond one round trip: step buffers, signals
+    # The collector's own CPU seconds per time step whatever its envs (its loop, the step's bookkeeping),
+    # paid by each process that runs a collector (serial, a CpuSampler worker); see measure.collector_costs.
+    collector_step_s: float = 0.0
     # The master's own CPU seconds of a served step (gathering, copies, sending), the agent call not counted;
     # the rest of ``served_step`` is waiting for the workers to wake. None: all of it (the master never waits).
     served_master_s: float | None = None
@@ -246,7 +251,7 @@ def predict(layout: Layout, costs: Costs, batch_B: int, batch_T: int) -> Predict
     env = costs.env_step_s + costs.collector_s
     B, T = batch_B, batch_T
     if layout.kind == "serial":
-        cpu = B * env + (costs.agent_device(B) if costs.device_is_cpu else 0.0)
+        cpu = B * env + costs.collector_step_s + (costs.agent_device(B) if costs.device_is_cpu else 0.0)
         device = 0.0 if costs.device_is_cpu else costs.agent_device(B)
         step = cpu / costs.share(1) + device
         bound = "env steps" if 2 * B * env >= cpu + device else "the agent's call"
@@ -255,7 +260,7 @@ def predict(layout: Layout, costs: Costs, batch_B: int, batch_T: int) -> Predict
     if layout.kind == "cpu":
         split = split_envs(B, W)
         b = split[0]
-        work = _slowest_of(b * env, costs.env_step_spread, W, T * b) + costs.agent_cpu(b)
+        work = _slowest_of(b * env, costs.env_step_spread, W, T * b) + costs.collector_step_s + costs.agent_cpu(b)
         step = work / costs.share(W)
         batch = T * step + costs.round_trip(W)
         bound = "round trips" if costs.round_trip(W) > T * step else f"{b} envs + agent({b}) per worker"
