@@ -39,7 +39,7 @@ def test_the_report_gives_frames_wall_time_and_the_first_row_at_the_target(tmp_p
     assert code == 0
     (report,) = (tmp_path / "out").glob("*-pong-a2c.md")
     text = report.read_text()
-    assert "reached +15 at 3.00M frames, 7.5 min" in text
+    assert "reached +15 at 3.00M frames, 7.5 min" in text and "+18 not reached" in text
     assert "best +15.5 at 3.00M frames; last +14.0" in text
     assert "4.00M frames in 10.0 min (1,667 agent steps/s" in text
     assert "| 1.0M | 2.5 | -20.5 |" in text and "| 2.0M | 5.0 | -3.0 |" in text and "| 4.0M | 10.0 | +14.0 |" in text
@@ -53,6 +53,11 @@ def test_a_run_below_the_target_exits_1_and_a_folder_without_progress_exits_2(tm
 
     assert pong.main(["--report", str(run), "--out-dir", str(tmp_path / "out")]) == 1
     assert "+15 not reached" in next((tmp_path / "out").glob("*.md")).read_text()
+    run = tmp_path / "run_1"
+    write_progress(run, "250000,150,-20.5\n500000,300,18.5\n")
+    assert pong.main(["--report", str(run), "--out-dir", str(tmp_path / "out18"), "--target", "18"]) == 0
+    text = next((tmp_path / "out18").glob("*.md")).read_text()
+    assert "reached +18 at 2.00M frames, 5.0 min" in text and text.count("reached +18") == 1
     assert pong.main(["--report", str(tmp_path / "missing"), "--out-dir", str(tmp_path / "out")]) == 2
 
 
