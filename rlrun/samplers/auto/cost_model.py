@@ -161,10 +161,11 @@ class Costs:
         for turns of several milliseconds; a turn much shorter than the scheduler's slice
         (:func:`scheduler_slice`) waits on each wake-up for a busy neighbour's slice, and the pair
         competes like one busy process (:meth:`share`). The turns weigh the two by the shorter one's
-        length against the slice. Measured beside 2, 4 and 6 busy loops on the 2-core VM, ``GpuSampler``
-        with one worker ran Pong (turns of about 2 and 4 ms) at 0.83, 0.54 and 0.38 of its quiet speed,
-        where one busy process got 0.64, 0.39 and 0.27 of a core (the rule: 0.86, 0.55, 0.40), and
-        HalfCheetah (turns of 0.15 and 0.5 ms) at 0.66, 0.43 and 0.28, as one busy process does.
+        length against the slice. Beside 2 and 4 busy loops on the 2-core VM
+        (``benchmarks/served_under_load.py``), ``GpuSampler`` with one worker ran Pong (turns of 2 and 4 ms)
+        at 0.67 and 0.53 of its quiet speed (0.82, 0.54 and 0.38 beside 2, 4 and 6 in another run), where
+        one busy process got 0.64 and 0.39 of a core (the rule: 0.84 and 0.52), and HalfCheetah (turns of
+        0.08 and 0.5 ms) at 0.64 and 0.41, as one busy process does.
         """
         busy = self.share(1)
         total = turn_a + turn_b
