@@ -129,8 +129,9 @@ def test_the_transcribed_pong_curves_are_their_reports_tables():
     assert transcribed
     for pair in transcribed:
         report_rows = _report_table(ROOT / pair.report)
-        assert len(report_rows) >= 10
-        curve = page.read_curve(page.curve_dir(pair.env, pair.algo, 0), pair.x)
+        assert len(report_rows) >= 5
+        (seed_dir,) = (Path(page.CURVES) / f"{pair.env}-{pair.algo}").glob("seed*")  # one seed a report
+        curve = page.read_curve(str(seed_dir), pair.x)
         assert [(int(x), round(wall / 60, 1), ret) for x, wall, ret in curve] == report_rows
 
 
