@@ -77,6 +77,10 @@ PAIRS = {
             report="benchmarks/results/2026-12-03-2cpu-vm-pong-ppo-cleanrl-schedule.md",
         ),
         Pair(
+            "Pong", "ppo-cleanrl-84x84", 10_000_000, 1_000_000, 15.0, x="Frames",
+            report="benchmarks/results/2026-12-05-2cpu-vm-pong-ppo-cleanrl-84x84-seed1.md",
+        ),
+        Pair(
             "Pong", "a2c-baselines", 20_000_000, 1_000_000, 15.0, x="Frames",
             report="benchmarks/results/2026-12-03-2cpu-vm-pong-a2c-baselines.md",
         ),
