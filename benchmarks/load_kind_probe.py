@@ -40,9 +40,7 @@ def ratio(capacity_one: float, capacity_all: float, cores: int) -> tuple[float, 
         capacity_one=capacity_one,
         capacity_all=min(float(cores), capacity_all),
     )
-    together = min(float(cores), capacity_all)
-    others = max(0.0, cores * cores / max(together, 1e-9) - cores)
-    return capacity_one / min(1.0, cores / (1.0 + others)), costs.load_per_process
+    return capacity_one / costs.fair_share, costs.load_per_process
 
 
 def main(argv: list[str] | None = None) -> int:

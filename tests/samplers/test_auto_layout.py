@@ -3,6 +3,7 @@ known and nothing depends on this machine's speed), the probes' plumbing, and au
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 import pytest
@@ -427,8 +428,8 @@ def test_each_collector_pays_its_fixed_work_per_time_step_so_fewer_envs_per_work
     # CartPole's costs on the fast VM: 13 us env steps, an MLP call of 90 us, 25 us of collector work a
     # time step. Spread per env from 8 envs (3 us), a worker of 4 envs would pay half of it.
     fixed = costs(13 * US, AgentCost.linear(90 * US, 0.5 * US), served_s=0.0)
-    fixed = Costs(**{**fixed.__dict__, "collector_s": 0.0, "collector_step_s": 25 * US})
-    spread = Costs(**{**fixed.__dict__, "collector_s": 25 * US / 8, "collector_step_s": 0.0})
+    fixed = dataclasses.replace(fixed, collector_s=0.0, collector_step_s=25 * US)
+    spread = dataclasses.replace(fixed, collector_s=25 * US / 8, collector_step_s=0.0)
     for layout in (Layout("serial"), Layout("cpu", 2)):
         steps = 8 if layout.kind == "serial" else 4
         work = predict(layout, fixed, 8, 32).steps_per_s, predict(layout, spread, 8, 32).steps_per_s

@@ -143,7 +143,7 @@ class Costs:
             # of the auto_layout reports of 2026-12-04/05 the fair share was within 8% of SerialSampler's
             # loaded / quiet speed at the median (8 beyond 15%), the probe within 15% (20 beyond), and the
             # larger of the two within 12% (15 beyond).
-            one = min(1.0, self.cores / (1.0 + others))
+            one = self.fair_share
             if busy > self.cores:
                 together *= busy * (self.cores + others) / (self.cores * (busy + others))
         return min(1.0, one, together / busy)
@@ -195,10 +195,15 @@ class Costs:
         readings above 1.25; 15 of 38 loaded runs of ``benchmarks/auto_layout.py`` read 1.16-1.31, which a
         line at 1.15 took for another session's load) and 1.28-2.08 beside 2 busy loops each in a session
         of its own (``benchmarks/load_kind_probe.py``)."""
-        others = self._others_per_process()
-        if others < 0.1 * self.cores:  # (nearly) nothing else runs: the question does not arise
+        if self._others_per_process() < 0.1 * self.cores:  # (nearly) nothing else runs: the question does not arise
             return False
-        return self.capacity_one <= 1.25 * min(1.0, self.cores / (1.0 + others))
+        return self.capacity_one <= 1.25 * self.fair_share
+
+    @property
+    def fair_share(self) -> float:
+        """The share of a core one busy process gets beside ``L`` busy others sharing the CPU per process:
+        ``cores / (1 + L)``, at most a core."""
+        return min(1.0, self.cores / (1.0 + self._others_per_process()))
 
     @property
     def other_load(self) -> float:
@@ -269,13 +274,13 @@ def predict(layout: Layout, costs: Costs, batch_B: int, batch_T: int) -> Predict
     if layout.kind == "gpu":
         split = split_envs(B, W)
         b = split[0]
-        worker_work = _slowest_of(b * env, costs.env_step_spread, W, b)
+        worker_work, acting = _slowest_of(b * env, costs.env_step_spread, W, b), costs.agent_device(B)
         if W == 1 and costs.device_is_cpu:  # one process of ours runs at a time: master and worker take turns
-            pair = costs.turn_taking_share(costs.agent_device(B), worker_work)
-            workers, master = worker_work / pair, costs.agent_device(B) / pair
+            pair = costs.turn_taking_share(acting, worker_work)
+            workers, master = worker_work / pair, acting / pair
         else:
             workers = worker_work / costs.share(W)
-            master = costs.agent_device(B) / (costs.share(1) if costs.device_is_cpu else 1.0)
+            master = acting / (costs.share(1) if costs.device_is_cpu else 1.0)
         step = workers + master + costs.served_step(W)
         batch = T * step + costs.round_trip(W)
         bound = "the served call" if master > workers else "the workers' env steps"
