@@ -48,6 +48,18 @@ def wandb_records(run_dir: str) -> list[wandb_internal_pb2.Record]:
     return records
 
 
+def finished_records(run_dir: str, timeout: float = 15.0) -> list[wandb_internal_pb2.Record]:
+    """The run's records once its ``exit`` record is on disk. ``run.finish()`` can return before wandb's
+    service process has written the rows to the run file (seen 2 times in 25: a 7-byte file, complete 1 s
+    later), so a read straight after a run polls, bounded."""
+    deadline = time.monotonic() + timeout
+    while True:
+        records = wandb_records(run_dir)
+        if any(r.WhichOneof("record_type") == "exit" for r in records) or time.monotonic() > deadline:
+            return records
+        time.sleep(0.1)
+
+
 def history(records) -> list[dict[str, float]]:
     rows = []
     for record in records:
@@ -81,7 +93,7 @@ def test_logger_context_sends_config_and_every_row_to_wandb(tmp_path):
             logger.record_tabular("Iteration", itr)
             logger.record_tabular("ReturnAverage", 10.0 * itr)
             logger.dump_tabular()
-    records = wandb_records(run_dir)
+    records = finished_records(run_dir)
     rows = history(records)
     assert [r["ReturnAverage"] for r in rows] == [0.0, 10.0, 20.0]
     assert [r["_step"] for r in rows] == [0, 1, 2]
@@ -94,9 +106,9 @@ def test_rlrun_train_wandb_tracks_the_progress_columns_and_a_resume_continues_th
     assert main([*argv, "--steps", "48"]) == 0
     run_dir = str(tmp_path / "run_0")
     first_id = open(os.path.join(run_dir, "wandb_run_id.txt")).read().strip()
-    rows = history(wandb_records(run_dir))
+    rows = history(finished_records(run_dir))
     assert len(rows) == 3 and all("Diagnostics/CumSteps" in r for r in rows)
-    assert config(wandb_records(run_dir))["command"]["algo"] == "a2c"
+    assert config(finished_records(run_dir))["command"]["algo"] == "a2c"
     capsys.readouterr()
     assert main(["train", "--resume", run_dir, "--steps", "96"]) == 0
     assert open(os.path.join(run_dir, "wandb_run_id.txt")).read().strip() == first_id
@@ -120,6 +132,6 @@ def test_rlrun_train_video_every_sends_the_evaluation_videos_to_wandb(tmp_path, 
     assert main(argv) == 0
     run_dir = str(tmp_path / "run_0")
     assert sorted(os.listdir(os.path.join(run_dir, "videos"))) == ["itr_1.mp4"]
-    rows = history(wandb_records(run_dir))
+    rows = history(finished_records(run_dir))
     videos = [(r["_step"], r["video/_type"], r["video/path"]) for r in rows if "video/_type" in r]
     assert len(videos) == 1 and videos[0][:2] == (1, "video-file") and videos[0][2].endswith(".mp4")

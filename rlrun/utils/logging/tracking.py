@@ -3,7 +3,9 @@
 A tracker gets what ``progress.csv`` gets, row by row, at the run's iteration; the logger calls it
 from :func:`~rlrun.utils.logging.logger.dump_tabular`. ``logger_context(..., wandb=True)`` and
 ``rlrun train --wandb`` make one. Without a network, ``WANDB_MODE=offline`` keeps the run in the run
-folder (``wandb/offline-run-*``) for a later ``wandb sync``.
+folder (``wandb/offline-run-*``) for a later ``wandb sync``. W&B's own service process writes that
+file, and can finish writing it a moment (up to about a second here) after :meth:`WandbTracker.close`
+returns; it is complete when the Python process exits.
 """
 
 from __future__ import annotations
