@@ -41,8 +41,9 @@ COLUMNS = ("CumSteps", "CumTrainTime", "ReturnAverage")  # bare names: rlrun's p
 class Pair:
     """One (env, algorithm) row of the page: its budget, evaluation interval and threshold.
 
-    ``report`` names the committed report whose table a transcribed curve copies (Pong: the runs' own
-    ``progress.csv`` files were not kept); such a pair cannot be recorded here. ``runs`` names the script
+    ``reports`` names the committed reports whose tables the transcribed curves copy, one a seed (Pong: the
+    runs' own ``progress.csv`` files were not kept; each seed's ``params.json`` names its report); such a
+    pair cannot be recorded here. ``runs`` names the script
     that trains a pair as resumable ``rlrun train`` runs over several sittings (MuJoCo at 100k steps), whose
     run folders :func:`import_run` turns into curves. ``x`` is the curve's
     first column: env steps, or Atari frames (4 per agent step) where the report counts frames.
@@ -54,7 +55,7 @@ class Pair:
     eval_every: int
     threshold: float
     x: str = "CumSteps"
-    report: str | None = None
+    reports: tuple[str, ...] = ()
     runs: str | None = None  # the script whose ``rlrun train`` runs are imported (``import_run``), if not ``record``
 
 
@@ -74,15 +75,15 @@ PAIRS = {
         Pair("Hopper-v5", "td3", 100_000, 10_000, 1000.0, runs="benchmarks/mujoco_seeds.py"),
         Pair(
             "Pong", "ppo-cleanrl", 10_000_000, 1_000_000, 15.0, x="Frames",
-            report="benchmarks/results/2026-12-03-2cpu-vm-pong-ppo-cleanrl-schedule.md",
+            reports=("benchmarks/results/2026-12-03-2cpu-vm-pong-ppo-cleanrl-schedule.md",),
         ),
         Pair(
             "Pong", "ppo-cleanrl-84x84", 10_000_000, 1_000_000, 15.0, x="Frames",
-            report="benchmarks/results/2026-12-05-2cpu-vm-pong-ppo-cleanrl-84x84-seed1.md",
+            reports=("benchmarks/results/2026-12-05-2cpu-vm-pong-ppo-cleanrl-84x84-seed1.md",),
         ),
         Pair(
             "Pong", "a2c-baselines", 20_000_000, 1_000_000, 15.0, x="Frames",
-            report="benchmarks/results/2026-12-03-2cpu-vm-pong-a2c-baselines.md",
+            reports=("benchmarks/results/2026-12-03-2cpu-vm-pong-a2c-baselines.md",),
         ),
     )
 }  # fmt: skip
@@ -222,7 +223,7 @@ def table(root: str = CURVES, pairs: Sequence[Pair] = tuple(PAIRS.values())) -> 
         for seed in curves:
             with open(os.path.join(curve_dir(pair.env, pair.algo, seed, root), "params.json")) as f:
                 params.append(json.load(f))
-        source = f"`{pair.report}`" if pair.report else f"`{os.path.relpath(folder, ROOT)}/`"
+        source = ", ".join(f"`{r}`" for r in pair.reports) if pair.reports else f"`{os.path.relpath(folder, ROOT)}/`"
         lines.append(format_row(pair, summarize(curves, pair.threshold), machine_of(params), source))
     return lines
 
@@ -239,7 +240,7 @@ def plot_commands(root: str = CURVES, out_dir: str = PLOTS) -> list[list[str]]:
         if not os.path.isdir(folder):
             continue
         out = os.path.join(out_dir, f"{pair.env}-{pair.algo}.png".lower())
-        what = "training return, last 100 episodes" if pair.report else "evaluation return"
+        what = "training return, last 100 episodes" if pair.reports else "evaluation return"
         title = f"{pair.algo} on {pair.env}: every seed ({what})"
         command = [sys.executable, "-m", "rlrun", "plot", folder, "-o", out, "--x", pair.x, "CumTrainTime"]
         command += ["--title", title]
@@ -276,7 +277,7 @@ def _runner(pair: Pair, seed: int):
         return build_pendulum(pair.algo, seed=seed, n_steps=pair.n_steps, log_interval_steps=pair.eval_every)
     if pair.runs is not None:
         raise ValueError(f"{pair.env} {pair.algo}: trained by {pair.runs} over several sittings, not recorded here.")
-    raise ValueError(f"{pair.env} {pair.algo}: transcribed from {pair.report}, not recorded here.")
+    raise ValueError(f"{pair.env} {pair.algo}: transcribed from {', '.join(pair.reports)}, not recorded here.")
 
 
 def _commit() -> str:
@@ -388,8 +389,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "record":
         pair = PAIRS.get((args.env, args.algo))
-        if pair is None or pair.report is not None or pair.runs is not None:
-            recordable = sorted(key for key, p in PAIRS.items() if p.report is None and p.runs is None)
+        if pair is None or pair.reports or pair.runs is not None:
+            recordable = sorted(key for key, p in PAIRS.items() if not p.reports and p.runs is None)
             parser.error(f"{args.env} {args.algo} cannot be recorded here; choose one of {recordable}")
         for seed in args.seeds:
             if not args.again and os.path.exists(os.path.join(curve_dir(args.env, args.algo, seed), "params.json")):

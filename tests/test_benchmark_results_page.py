@@ -125,14 +125,17 @@ def _report_table(report: Path) -> list[tuple[int, float, float]]:
 @pytest.mark.timeout(30)
 def test_the_transcribed_pong_curves_are_their_reports_tables():
     page = load_script()
-    transcribed = [pair for pair in page.PAIRS.values() if pair.report]
+    transcribed = [pair for pair in page.PAIRS.values() if pair.reports]
     assert transcribed
     for pair in transcribed:
-        report_rows = _report_table(ROOT / pair.report)
-        assert len(report_rows) >= 5
-        (seed_dir,) = (Path(page.CURVES) / f"{pair.env}-{pair.algo}").glob("seed*")  # one seed a report
-        curve = page.read_curve(str(seed_dir), pair.x)
-        assert [(int(x), round(wall / 60, 1), ret) for x, wall, ret in curve] == report_rows
+        seed_dirs = sorted((Path(page.CURVES) / f"{pair.env}-{pair.algo}").glob("seed*"))
+        sources = [json.loads((d / "params.json").read_text())["transcribed_from"] for d in seed_dirs]
+        assert sorted(sources) == sorted(pair.reports)  # one seed a report, each report once
+        for seed_dir, source in zip(seed_dirs, sources):
+            report_rows = _report_table(ROOT / source)
+            assert len(report_rows) >= 5
+            curve = page.read_curve(str(seed_dir), pair.x)
+            assert [(int(x), round(wall / 60, 1), ret) for x, wall, ret in curve] == report_rows
 
 
 @pytest.mark.timeout(60)
