@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 
 import pytest
 
@@ -21,7 +22,8 @@ from rlrun.samplers.auto import (
     predict,
     split_envs,
 )
-from rlrun.samplers.auto.cost_model import scheduler_slice
+from rlrun.samplers.auto.cost_model import alternating_overlaps, scheduler_slice
+from rlrun.samplers.auto.measure import ServedRun, served_step_costs
 from rlrun.samplers.auto.project import project_served
 
 US, MS = 1e-6, 1e-3
@@ -126,15 +128,15 @@ def test_pong_on_16_cores_with_an_h200_serves_from_the_gpu():
     assert table[Layout("gpu", 16)] > 1.15 * table[Layout("cpu", 16)]  # 0.55 ms served against 1.2 ms per worker
 
 
-def test_alternating_with_env_bound_groups_steps_the_two_groups_side_by_side():
-    # A 2 ms env, the MLP, 8 envs in two groups of 4, one worker per group on 2 quiet cores. Per time step
-    # the master takes its two turns (0.2 ms call + 50 us of its own serving work each), then the two
-    # groups step their 4 envs (8 ms) side by side, one on each core, and their workers' wake-up (the
-    # served step's other 110 us) is paid once. The formula that paid each group's steps and the whole
-    # served step once per group (twice a step) predicted about Serial's speed.
+def test_alternating_groups_that_take_longer_than_the_masters_turn_wait_for_it():
+    # A 2 ms env, the MLP, 8 envs in two groups of 4, one worker per group on 2 quiet cores. A group's
+    # 8 ms outlast the master's 0.2 ms turn, so the master waits for each group, and the group it woke
+    # waits on its core: per time step the master's two turns (its call + half of the 2 workers' serving
+    # work, 50 us), then the two groups step their 4 envs side by side, and their wake-up (the served
+    # step's other 110 us) once.
     c = costs(2 * MS, MLP, spread=0.0, served_s=100 * US, served_master_s=50 * US)
     env = c.env_step_s + c.collector_s
-    step = 2 * (MLP(4) + 50 * US) + 4 * env + (c.served_step(1) - 50 * US)
+    step = 2 * (MLP(4) + 50 * US / 2) + 4 * env + (c.served_step(1) - 50 * US)
     expected = 8 * 8 / (8 * step + c.round_trip(2))
     alternating = predict(Layout("alternating", 1), c, 8, 8)
     assert alternating.steps_per_s == pytest.approx(expected, rel=1e-6)
@@ -142,38 +144,82 @@ def test_alternating_with_env_bound_groups_steps_the_two_groups_side_by_side():
     assert alternating.steps_per_s > 1.8 * predict(Layout("serial"), c, 8, 8).steps_per_s
 
 
-def test_alternating_master_pays_its_own_serving_work_twice_a_step_and_the_wake_up_once():
-    # A free env and the CNN on the CPU: the master's two turns a step set the pace. Of a served step's
-    # 1.06 ms, the master's own work is 50 us, paid in each turn; the rest is the workers' wake-up, paid
-    # once a step, as both groups step side by side.
+def test_alternating_groups_back_before_the_masters_turn_ends_step_while_it_serves_the_other():
+    # A free env and the CNN on the CPU, a group per core: a group's 8 env steps and wake-up (1.07 ms)
+    # are done within the master's 1.9 ms turn, so the master never waits and its two turns are the step.
     c = costs(5 * US, CNN_CPU, spread=0.0, served_s=1 * MS, served_master_s=50 * US)
-    turn = CNN_CPU(8) + 50 * US
-    step = 2 * turn + 8 * (5 + 3) * US + (c.served_step(1) - 50 * US)
+    turn = CNN_CPU(8) + 50 * US / 2
     alternating = predict(Layout("alternating", 1), c, 16, 5)
-    assert alternating.steps_per_s == pytest.approx(16 * 5 / (5 * step + c.round_trip(2)), rel=1e-6)
+    assert alternating.steps_per_s == pytest.approx(16 * 5 / (5 * 2 * turn + c.round_trip(2)), rel=1e-6)
     assert alternating.bound == "the master's turns"
-    # Without the split, the master is taken to do all of a served step's work in each turn.
+    # Without the master's share measured, it is taken to do all of a served step's work: longer turns.
     whole = costs(5 * US, CNN_CPU, spread=0.0, served_s=1 * MS)
-    slower = 16 * 5 / (5 * (2 * (CNN_CPU(8) + whole.served_step(1)) + 8 * 8 * US) + whole.round_trip(2))
+    slower = 16 * 5 / (5 * 2 * (CNN_CPU(8) + whole.served_step(2) / 2) + whole.round_trip(2))
     assert predict(Layout("alternating", 1), whole, 16, 5).steps_per_s == pytest.approx(slower, rel=1e-6)
 
 
-def test_alternating_master_on_the_cpu_is_slowed_only_while_the_other_groups_workers_work():
-    # Two workers per group on 2 cores: while the master acts for one group, the other group's two
-    # workers step their 4 envs (92 us) and do their own serving work (100 us) beside it, three processes
-    # on two cores, for about a tenth of the master's 2 ms turn. Only that tenth runs at 2/3 speed.
+def test_alternating_with_a_group_on_every_core_waits_for_its_groups():
+    # Two workers per group on 2 cores: the master and a group's workers are three processes on two
+    # cores, so even groups back well within the master's 2 ms turn do not step beside it (measured on
+    # the 2-core VM: CartPole, HalfCheetah and Pong ran at the turns plus a group step). The master's turn
+    # runs alone, at full speed; the groups' 4 envs (92 us) and their wake-up follow.
     c = Costs(**{**costs(20 * US, CNN_CPU, spread=0.0, served_master_s=50 * US).__dict__, "served_worker_s": 100 * US})
-    alone = CNN_CPU(8) + 50 * US
+    turn = CNN_CPU(8) + 50 * US / 2
     group_work = 4 * (20 + 3) * US
-    overlap = (group_work + 100 * US) / alone
-    turn = alone * ((1 - overlap) + overlap * 3 / 2)
-    step = 2 * turn + group_work * 3 / 2 + (c.served_step(2) - 50 * US)
+    wake_up = max(100 * US, c.served_step(2) - 50 * US)
+    step = 2 * turn + group_work * 3 / 2 + wake_up  # the group's steps at 2/3 of a core, beside the other group
     alternating = predict(Layout("alternating", 2), c, 16, 5)
     assert alternating.steps_per_s == pytest.approx(16 * 5 / (5 * step + c.round_trip(4)), rel=1e-6)
     assert alternating.bound == "the master's turns"
-    # Slower than a master alone on its core, faster than one slowed for its whole turn.
-    fixed = group_work * 3 / 2 + c.served_step(2) - 50 * US
-    assert 16 / (2 * alone * 1.5 + fixed) < 16 / step < 16 / (2 * alone + fixed)
+    # On 4 cores the same layout overlaps: the master's turns alone set the pace.
+    wide = dataclasses.replace(c, cores=4)
+    assert predict(Layout("alternating", 2), wide, 16, 5).steps_per_s == pytest.approx(
+        16 * 5 / (5 * 2 * turn + wide.round_trip(4)), rel=1e-6
+    )
+
+
+def test_alternating_overlaps_needs_a_group_back_in_time_and_a_core_for_each():
+    assert alternating_overlaps(200 * US, 160 * US, 1, 2)  # CartPole's shape on 2 cores
+    assert not alternating_overlaps(280 * US, 370 * US, 1, 2)  # HalfCheetah's: the master waits
+    assert not alternating_overlaps(200 * US, 160 * US, 2, 2)  # three processes on two cores
+    assert alternating_overlaps(200 * US, 160 * US, 2, 3)
+
+
+def test_serving_grows_per_doubling_of_the_workers():
+    c = dataclasses.replace(
+        costs(20 * US, MLP, served_s=100 * US, served_master_s=80 * US, per_worker_s=0.0),
+        served_step_per_doubling_s=40 * US,
+        served_master_per_doubling_s=30 * US,
+    )
+    assert c.served_step(1) == pytest.approx(60 * US + 100 * US)
+    assert c.served_step(2) == pytest.approx(60 * US + 140 * US)
+    assert c.served_step(8) == pytest.approx(60 * US + 100 * US + 3 * 40 * US)
+    assert c.served_master(4) == pytest.approx(80 * US + 2 * 30 * US)
+    # Never more than the whole served step.
+    assert dataclasses.replace(c, served_master_s=1.0).served_master(2) == pytest.approx(c.served_step(2))
+
+
+def test_served_step_costs_recovers_the_costs_a_served_run_paid():
+    # Two GpuSampler runs made of known parts: the agent's call on 8 envs, the slowest worker's envs, the
+    # round trips (one a step and one a batch), serving of 150 us + 60 us per doubling (the master's own
+    # part 100 us + 40 us per doubling), and each worker's own 30 us beyond its envs.
+    c = costs(20 * US, MLP, spread=0.0, per_worker_s=0.0)
+    env = c.env_step_s + c.collector_s
+    T = 16
+
+    def run(workers: int) -> ServedRun:
+        b = 8 // workers
+        serving = 150 * US + 60 * US * math.log2(workers)
+        wall = MLP(8) + b * env + serving + c.round_trip(workers) * (1 + 1 / T)
+        return ServedRun(wall, MLP(8) + 100 * US + 40 * US * math.log2(workers), b * env + 30 * US)
+
+    served = served_step_costs({1: run(1), 2: run(2)}, c, 8, T)
+    assert served.step_s == pytest.approx(150 * US) and served.per_doubling_s == pytest.approx(60 * US)
+    assert served.master_s == pytest.approx(100 * US) and served.master_per_doubling_s == pytest.approx(40 * US)
+    assert served.worker_s == pytest.approx(30 * US)
+    # A run with more workers that was faster per step gives no negative growth.
+    faster = dataclasses.replace(run(2), wall_s=run(1).wall_s - 4 * env - 10 * US)
+    assert served_step_costs({1: run(1), 2: faster}, c, 8, T).per_doubling_s == 0.0
 
 
 def test_load_from_other_processes_counts_only_the_cores_they_leave():

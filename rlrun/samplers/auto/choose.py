@@ -147,10 +147,11 @@ def format_costs(costs: Costs) -> str:
     if not costs.device_is_cpu:
         parts.append(agent_line("on the device", costs.agent_device.points))
     parts.append(f"round trip {costs.round_trip_s * us:.0f} us +{costs.round_trip_per_worker_s * us:.0f} us/worker")
-    served = f"served step +{costs.served_step_s * us:.0f} us"
+    served = f"served step +{costs.served_step_s * us:.0f} us +{costs.served_step_per_doubling_s * us:.0f} us/doubling"
     if costs.served_master_s is not None:
         served += (
-            f" (master's own work {costs.served_master_s * us:.0f} us, a worker's {costs.served_worker_s * us:.0f} us)"
+            f" (master's own work {costs.served_master_s * us:.0f} us +{costs.served_master_per_doubling_s * us:.0f}"
+            f" us/doubling, a worker's {costs.served_worker_s * us:.0f} us)"
         )
     parts.append(served)
     together = costs.cores if costs.capacity_all is None else costs.capacity_all

@@ -12,9 +12,10 @@ CPU seconds; ``agent(b)`` = one ``agent.step`` on ``b`` observations):
 - ``gpu`` (served) with W workers: per step the workers step their envs, then the master acts for all
   ``batch_B`` envs on the run's device; a served step's signals and copies (``served_step``) per step;
 - ``alternating`` on W cores (2W workers, two groups of ``batch_B / 2`` envs): the master acts for one
-  group while the other could step; on the 2-core VM the groups' steps mostly waited for the master's
-  turns, so per step: the master's two turns (its calls and its own share of serving,
-  ``served_master``), then the two groups' env steps side by side, and one wake-up of their workers.
+  group while the other steps, if the group is back before the master needs it and each has a core
+  (:func:`alternating_overlaps`): per step, the master's two turns (its calls and half of the serving
+  work of all 2W workers, ``served_master``). Otherwise the groups' steps wait for the master's turns:
+  the two turns, then the two groups' env steps side by side, and one wake-up of their workers.
   With the agent on the CPU the master's turn is slowed while the other group's workers work beside it
   (by ``share(W + 1)`` for that part of the turn), and all their CPU work together bounds the cycle.
 
@@ -40,14 +41,20 @@ __all__ = [
     "Costs",
     "Layout",
     "Prediction",
+    "alternating_overlaps",
     "predict",
     "predict_all",
     "scheduler_slice",
+    "slowest_of",
     "split_envs",
 ]
 
 Kind = Literal["serial", "cpu", "gpu", "alternating"]
 KINDS: tuple[Kind, ...] = ("serial", "cpu", "gpu", "alternating")
+
+
+def _doublings(workers: int) -> float:
+    return math.log2(max(1, workers))
 
 
 def scheduler_slice(cores: int) -> float:
@@ -98,13 +105,18 @@ class Costs:
     round_trip_s: float  # master -> every worker -> master, with one worker
     round_trip_per_worker_s: float  # what each further worker adds to a round trip
     cores: int  # CPUs this process may use
-    served_step_s: float = 0.0  # a served step's machinery beyond one round trip: step buffers, signals
+    # A served step's machinery beyond one round trip, with one worker: step buffers, signals.
+    served_step_s: float = 0.0
+    # What each doubling of the served workers adds to it: the master wakes for workers that come back
+    # apart, and more of them come back together as their number grows (see measure.served_step_costs).
+    served_step_per_doubling_s: float = 0.0
     # The collector's own CPU seconds per time step whatever its envs (its loop, the step's bookkeeping),
     # paid by each process that runs a collector (serial, a CpuSampler worker); see measure.collector_costs.
     collector_step_s: float = 0.0
-    # The master's own CPU seconds of a served step (gathering, copies, sending), the agent call not counted;
-    # the rest of ``served_step`` is waiting for the workers to wake. None: all of it (the master never waits).
+    # The master's own CPU seconds of a served step with one worker (gathering, copies, sending), the agent
+    # call not counted; the rest of ``served_step`` is waiting for the workers to wake. None: all of it.
     served_master_s: float | None = None
+    served_master_per_doubling_s: float = 0.0  # what each doubling of the workers adds to the master's own work
     served_worker_s: float = 0.0  # a served worker's own CPU seconds per step beyond its envs (signals, its loop)
     capacity_one: float = 1.0  # the cores' worth of work one busy process of ours got done (1.0 on a quiet machine)
     capacity_all: float | None = None  # the same for ``cores`` busy processes of ours together (None: all)
@@ -117,12 +129,15 @@ class Costs:
 
     def served_step(self, workers: int) -> float:
         """One served time step's signals and copies, the agent call not counted."""
-        return self.round_trip(workers) + self.served_step_s
+        return self.round_trip(workers) + self.served_step_s + self.served_step_per_doubling_s * _doublings(workers)
 
     def served_master(self, workers: int) -> float:
-        """The master's own share of :meth:`served_step`: what it cannot overlap with another group's turn."""
+        """The master's own share of :meth:`served_step` with ``workers`` workers: what it cannot overlap
+        with another group's turn."""
         whole = self.served_step(workers)
-        return whole if self.served_master_s is None else min(whole, self.served_master_s)
+        if self.served_master_s is None:
+            return whole
+        return min(whole, self.served_master_s + self.served_master_per_doubling_s * _doublings(workers))
 
     def share(self, busy: int) -> float:
         """The share of a core each of ``busy`` processes of ours gets beside the other load: what one
@@ -244,7 +259,7 @@ def split_envs(batch_B: int, workers: int) -> list[int]:
     return [base + (i < extra) for i in range(workers)]
 
 
-def _slowest_of(mean_s: float, spread: float, workers: int, steps: int) -> float:
+def slowest_of(mean_s: float, spread: float, workers: int, steps: int) -> float:
     """Expected time of the slowest of ``workers`` workers each summing ``steps`` env steps of relative
     spread ``spread``: ``mean * (1 + spread * sqrt(2 ln W / steps))`` (the normal maximum's bound)."""
     if workers <= 1 or steps <= 0 or spread <= 0:
@@ -266,7 +281,7 @@ def predict(layout: Layout, costs: Costs, batch_B: int, batch_T: int) -> Predict
     if layout.kind == "cpu":
         split = split_envs(B, W)
         b = split[0]
-        work = _slowest_of(b * env, costs.env_step_spread, W, T * b) + costs.collector_step_s + costs.agent_cpu(b)
+        work = slowest_of(b * env, costs.env_step_spread, W, T * b) + costs.collector_step_s + costs.agent_cpu(b)
         step = work / costs.share(W)
         batch = T * step + costs.round_trip(W)
         bound = "round trips" if costs.round_trip(W) > T * step else f"{b} envs + agent({b}) per worker"
@@ -274,7 +289,7 @@ def predict(layout: Layout, costs: Costs, batch_B: int, batch_T: int) -> Predict
     if layout.kind == "gpu":
         split = split_envs(B, W)
         b = split[0]
-        worker_work, acting = _slowest_of(b * env, costs.env_step_spread, W, b), costs.agent_device(B)
+        worker_work, acting = slowest_of(b * env, costs.env_step_spread, W, b), costs.agent_device(B)
         if W == 1 and costs.device_is_cpu:  # one process of ours runs at a time: master and worker take turns
             pair = costs.turn_taking_share(acting, worker_work)
             workers, master = worker_work / pair, acting / pair
@@ -285,34 +300,57 @@ def predict(layout: Layout, costs: Costs, batch_B: int, batch_T: int) -> Predict
         batch = T * step + costs.round_trip(W)
         bound = "the served call" if master > workers else "the workers' env steps"
         return Prediction(B * T / batch, bound, tuple(split))
-    # alternating: two groups of B/2 envs, each group on W workers (one per core), served in turn. Ideally
-    # a group steps while the master acts for the other; measured on 2 cores, the groups' steps mostly
-    # wait for the master's turns instead (a pipe wake-up places the woken worker on the waker's core,
-    # where the master goes on with the other group's turn). So per time step: the master's two turns
-    # (its calls and its own serving work), then the groups' env steps side by side, and one wake-up.
+    # alternating: two groups of B/2 envs, each group on W workers (one per core), served in turn. The
+    # master's turn for a group: its agent call and half of a step's serving work for all 2W workers.
+    # A group steps while the master serves the other only when the group is back before the master
+    # needs it and the master and the group's workers each have a core; otherwise, measured on 2 cores,
+    # the groups' steps wait for the master's turns (a pipe wake-up places the woken worker on the
+    # waker's core, where the master goes on with the other group's turn), and a time step is the two
+    # turns, then the groups' steps side by side with their wake-up (see ``alternating_overlaps``).
     half = B // 2
     split = split_envs(half, W)
     b = split[0]
-    group_work = _slowest_of(b * env, costs.env_step_spread, W, b)
+    group_work = slowest_of(b * env, costs.env_step_spread, W, b)
     group = group_work / costs.share(W + 1)
-    turn = costs.agent_device(half) + costs.served_master(W)
+    serving = costs.served_master(2 * W) / 2
+    turn = costs.agent_device(half) + serving
+    # The workers' part: their steps and own serving work, and the wake-up beyond the master's work.
+    wake_up = max(costs.served_worker_s, costs.served_step(W) - costs.served_master(W))
+    overlapped = alternating_overlaps(turn, group_work + wake_up, W, costs.cores)
     if costs.device_is_cpu:
-        # The master's turn shares the cores with the other group's W workers only while they work.
-        overlap = min(1.0, (group_work + costs.served_worker_s) / turn) if turn > 0 else 0.0
+        # Overlapped, the master's turn shares the cores with the other group's W workers while they work;
+        # otherwise it runs alone.
+        overlap = min(1.0, (group_work + costs.served_worker_s) / turn) if turn > 0 and overlapped else 0.0
         turn *= (1.0 - overlap) / costs.share(1) + overlap / costs.share(W + 1)
     else:  # the call runs on the device; the master's own work still takes a core
-        turn += costs.served_master(W) * (1.0 / costs.share(1) - 1.0)
+        turn += serving * (1.0 / costs.share(1) - 1.0)
     master_cycle = 2.0 * turn
-    group_cycle = group + costs.served_step(W) - costs.served_master(W)  # the workers' part: steps, wake-up
-    cycle = master_cycle + group_cycle
+    group_cycle = group + wake_up
+    cycle = master_cycle if overlapped else master_cycle + group_cycle
     if costs.device_is_cpu:  # every process's CPU work shares the cores: the 2W workers and the master
         busy = 2 * W + 1
         capacity = busy * costs.share(busy)
-        work = B * env + 2.0 * (costs.agent_cpu(half) + costs.served_master(W) + W * costs.served_worker_s)
+        work = B * env + 2.0 * (costs.agent_cpu(half) + serving + W * costs.served_worker_s)
         cycle = max(cycle, work / capacity)
     batch = T * cycle + costs.round_trip(2 * W)
-    bound = "the master's turns" if master_cycle >= group_cycle else "the workers' env steps"
+    bound = "the master's turns" if overlapped or master_cycle >= group_cycle else "the workers' env steps"
     return Prediction(B * T / batch, bound, tuple(split + split))
+
+
+def alternating_overlaps(turn_s: float, group_s: float, cores_per_group: int, cores: int) -> bool:
+    """Whether an alternating sampler's groups step while the master serves the other group.
+
+    They do when a group is back before the master needs it (the master's turn is at least the group's
+    step and wake-up, so the master never sleeps for it) and the master and a group's workers each have a
+    core. Otherwise the master waits for each group, and the group it just woke waits on the master's
+    core. On the 2-core VM (2026-12-05; the master's and the workers' CPU time per step beside the wall
+    time, ``benchmarks/auto_layout.py``'s workloads): with a group on 1 core, CartPole's master turns of
+    about 200 us against groups of about 160 us ran at the master's pace (its CPU time per step, 385 us,
+    was the wall time, 388-403 us), while HalfCheetah (turns of about 280 us, groups of 370 us) and Pong
+    (1.8 ms, 2.0 ms) ran at about the two turns plus one group's step (932 us and 5.6 ms a step). With
+    a group on each of 2 cores (3 busy processes on 2 cores) none of the three overlapped.
+    """
+    return turn_s >= group_s and cores_per_group + 1 <= cores
 
 
 def predict_all(layouts: Sequence[Layout], costs: Costs, batch_B: int, batch_T: int) -> list[Prediction]:

@@ -14,6 +14,8 @@ time (its call returns CPU tensors, so the time includes the device's work and c
 from __future__ import annotations
 
 import copy
+import dataclasses
+import math
 import multiprocessing as mp
 import os
 import statistics
@@ -26,7 +28,7 @@ from typing import Any
 import psutil
 import torch
 
-from rlrun.samplers.auto.cost_model import AgentCost, Costs
+from rlrun.samplers.auto.cost_model import AgentCost, Costs, slowest_of, split_envs
 
 __all__ = [
     "ProbeSettings",
@@ -35,8 +37,10 @@ __all__ = [
     "CapacityProbe",
     "capacities",
     "median_capacities",
+    "ServedRun",
     "ServedStep",
-    "time_served_step",
+    "served_step_costs",
+    "time_served",
     "time_collector",
     "collector_costs",
     "time_env",
@@ -59,7 +63,8 @@ class ProbeSettings:
     served_seconds: float = 0.2
     capacity_seconds: float = 0.2  # per probe, with one and with all cores busy
     capacity_rounds: int = 3  # pairs of capacity probes; their median (one round's hiccup misled auto, below)
-    served: bool = True  # time a served step (a GpuSampler on free envs); off when no served layout is a candidate
+    # Time served steps (a GpuSampler with the run's envs); off when no served layout is a candidate.
+    served: bool = True
 
 
 def usable_cores() -> int:
@@ -307,14 +312,28 @@ def collector_costs(residuals: dict[int, float], env_s: float) -> tuple[float, f
 
 
 @dataclass(frozen=True)
-class ServedStep:
-    """What serving costs per time step beyond the agent's call (:func:`time_served_step`): ``wall_s`` in
-    all; ``master_s``, the master's own CPU work in it (gathering, copies, signals; the rest is waiting for
-    the workers, which an alternating sampler overlaps with the other group's turn); ``worker_s``, each
-    worker's CPU work per step on a free env (its signals and its collector's loop)."""
+class ServedRun:
+    """What :func:`time_served` measured, per time step: ``wall_s`` in all (per-batch work spread over the
+    batch's steps), ``master_s`` the master's CPU seconds (its agent calls included) and ``worker_s`` each
+    worker's CPU seconds (its envs included)."""
 
     wall_s: float
     master_s: float
+    worker_s: float
+
+
+@dataclass(frozen=True)
+class ServedStep:
+    """What serving costs beyond the agent's calls and the env steps, from :func:`served_step_costs`:
+    ``step_s`` per time step with one worker, its round trip not counted, and ``per_doubling_s`` what
+    each doubling of the workers adds; ``master_s`` the master's own CPU work in it with one worker
+    (gathering, copies, signals), and ``master_per_doubling_s`` what each doubling adds to that;
+    ``worker_s`` each worker's own CPU work per time step beyond its envs (signals, its collector's loop)."""
+
+    step_s: float
+    per_doubling_s: float
+    master_s: float
+    master_per_doubling_s: float
     worker_s: float
 
 
@@ -326,16 +345,28 @@ def _cpu_seconds(processes: Iterable[psutil.Process]) -> float:
     return total
 
 
-def time_served_step(workers: int, batch_T: int, seconds: float) -> ServedStep:
-    """Time a GpuSampler (agent on the CPU) on ``workers`` free :class:`BusyEnv` envs, less its agent
-    calls: wall seconds, the master's CPU seconds and each worker's CPU seconds per time step."""
-    from rlrun.agents.pg.categorical import CategoricalPgAgent
-    from rlrun.samplers.auto.busy_env import BusyEnv
+def time_served(
+    EnvCls: Callable[..., Any],
+    env_kwargs: dict[str, Any],
+    agent: Any,
+    workers: int,
+    batch_B: int,
+    batch_T: int,
+    seconds: float,
+) -> ServedRun:
+    """Run a GpuSampler with the run's envs and (a copy of) its agent, acting on the CPU, for ``seconds``.
+
+    The run's own envs and agent, not free ones: the master's work per step grows with what it copies
+    (Pong's frames, a Gaussian agent's means and deviations) and with workers that come back at different
+    moments (each one wakes it). On the 2-core VM the master of a 2-worker GpuSampler spent 313-334 us a
+    step on CartPole and 479 us on HalfCheetah, where the same probe on free envs read 240-250 us, and
+    the model built on it predicted 1.32-1.34 times the speed that layout ran at."""
     from rlrun.samplers.parallel.gpu.sampler import GpuSampler
     from rlrun.utils.launching.affinity import default_affinity
 
-    sampler = GpuSampler(EnvCls=BusyEnv, env_kwargs={}, batch_T=batch_T, batch_B=workers, max_decorrelation_steps=0)
-    agent = CategoricalPgAgent()
+    sampler = GpuSampler(
+        EnvCls=EnvCls, env_kwargs=env_kwargs, batch_T=batch_T, batch_B=batch_B, max_decorrelation_steps=0
+    )
     sampler.initialize(agent, affinity=default_affinity(workers), seed=0)
     try:
         agent.sample_mode(0)
@@ -347,18 +378,52 @@ def time_served_step(workers: int, batch_T: int, seconds: float) -> ServedStep:
             sampler.obtain_samples(itr)
             itr += 1
         steps = (itr - 1) * batch_T
-        master_s = (CPU_CLOCK() - cpu_start) / steps
-        worker_s = (_cpu_seconds(children) - children_start) / steps / max(1, len(children))
-        per_step = elapsed / steps
-        env = BusyEnv()
-        acting = time_agent(agent, env, [workers], seconds / 4).points[0][1]
-        return ServedStep(
-            wall_s=max(0.0, per_step - acting),
-            master_s=max(0.0, min(per_step, master_s) - acting),
-            worker_s=min(per_step, worker_s),
+        return ServedRun(
+            wall_s=elapsed / steps,
+            master_s=(CPU_CLOCK() - cpu_start) / steps,
+            worker_s=(_cpu_seconds(children) - children_start) / steps / max(1, len(children)),
         )
     finally:
         sampler.shutdown()
+
+
+def served_step_costs(runs: dict[int, ServedRun], costs: Costs, batch_B: int, batch_T: int) -> ServedStep:
+    """Serving's costs from :func:`time_served` runs with one and with more workers (``{workers: run}``),
+    less what the cost model counts apart (``costs``: the env steps, the agent's call, the round trips).
+
+    A run's time per step less its agent call, its slowest worker's env steps and its share of the
+    batch's round trip is the serving cost with that many workers, and its master's CPU time less the
+    agent call is the master's part of it. With two worker counts each is split into a cost with one
+    worker and a cost per doubling of the workers (at least 0). Per doubling, not per worker: the
+    master's own work per step grew less with each added worker. On the 2-core VM it read, with 1, 2
+    and 4 workers (a GpuSampler's 1 and 2, an alternating sampler's 2 and 4): CartPole 178, 217-230 and
+    263-297 us; HalfCheetah 248, 389-463 and 513 us; Pong 567, 494-508 and 591 us."""
+    env = costs.env_step_s + costs.collector_s
+    acting = costs.agent_cpu(batch_B)
+    serving: dict[int, float] = {}
+    master: dict[int, float] = {}
+    for workers, run in runs.items():
+        b = split_envs(batch_B, workers)[0]
+        envs = slowest_of(b * env, costs.env_step_spread, workers, b)
+        serving[workers] = run.wall_s - acting - envs - costs.round_trip(workers) * (1 + 1 / batch_T)
+        master[workers] = run.master_s - acting
+
+    def split(by_workers: dict[int, float]) -> tuple[float, float]:
+        few, many = min(by_workers), max(by_workers)
+        doublings = math.log2(many) - math.log2(few)
+        per_doubling = max(0.0, (by_workers[many] - by_workers[few]) / doublings) if many > few else 0.0
+        return max(0.0, by_workers[few] - per_doubling * math.log2(few)), per_doubling
+
+    step_s, per_doubling_s = split(serving)
+    master_s, master_per_doubling_s = split(master)
+    many = max(runs)
+    return ServedStep(
+        step_s=step_s,
+        per_doubling_s=per_doubling_s,
+        master_s=master_s,
+        master_per_doubling_s=master_per_doubling_s,
+        worker_s=max(0.0, runs[many].worker_s - split_envs(batch_B, many)[0] * env),
+    )
 
 
 def median_capacities(rounds: Sequence[tuple[CapacityProbe, CapacityProbe]]) -> tuple[float, float]:
@@ -385,8 +450,9 @@ def measure_costs(
 ) -> Costs:
     """Measure every cost the model needs. ``agent`` is not touched: the probes act with copies of it.
 
-    ``batch_sizes``: the agent's call sizes the candidate layouts make; ``max_workers``: the most workers
-    any candidate starts (the round trip is measured with 1 and with that many).
+    ``batch_sizes``: the agent's call sizes the candidate layouts make, the largest being the batch's
+    ``batch_B``; ``max_workers``: the most workers any candidate starts (round trips and served steps are
+    measured with 1 and with that many).
     """
     settings = settings or ProbeSettings()
     threads = torch.get_num_threads()
@@ -397,7 +463,6 @@ def measure_costs(
         round_n = time_round_trip(max_workers, settings.round_trip_seconds) if max_workers > 1 else round_1
         per_worker = max(0.0, (round_n - round_1) / max(1, max_workers - 1))
         cores = usable_cores()
-        served = time_served_step(max_workers, 16, settings.served_seconds) if settings.served else None
         me = psutil.Process()
         rss0 = me.memory_info().rss
         env = EnvCls(**env_kwargs)
@@ -428,6 +493,40 @@ def measure_costs(
                 )
                 residuals[n] = n * (per_step - env_s) - agent_cpu(n)
             collector_step_s, collector_s = collector_costs(residuals, env_s)
+            costs = Costs(
+                env_step_s=env_s,
+                env_step_spread=spread,
+                collector_s=collector_s,
+                collector_step_s=collector_step_s,
+                agent_cpu=agent_cpu,
+                agent_device=agent_cpu,
+                device_is_cpu=True,
+                round_trip_s=round_1,
+                round_trip_per_worker_s=per_worker,
+                cores=cores,
+                capacity_one=capacity_one,
+                capacity_all=min(float(cores), capacity_all),
+                reset_s=reset_s,
+                memory_per_env_bytes=int(memory_per_env),
+                memory_available_bytes=int(psutil.virtual_memory().available),
+            )
+            if settings.served:  # still before any CUDA context: the samplers fork
+                batch_B = max(sizes)
+                runs = {
+                    w: time_served(
+                        EnvCls, env_kwargs, copy.deepcopy(agent), w, batch_B, batch_T, settings.served_seconds
+                    )
+                    for w in sorted({1, max(1, min(max_workers, batch_B))})
+                }
+                served = served_step_costs(runs, costs, batch_B, batch_T)
+                costs = dataclasses.replace(
+                    costs,
+                    served_step_s=served.step_s,
+                    served_step_per_doubling_s=served.per_doubling_s,
+                    served_master_s=served.master_s,
+                    served_master_per_doubling_s=served.master_per_doubling_s,
+                    served_worker_s=served.worker_s,
+                )
             if cuda_idx is None:
                 agent_device, device_is_cpu = agent_cpu, True
             else:
@@ -438,23 +537,4 @@ def measure_costs(
             env.close()
     finally:
         torch.set_num_threads(threads)
-    return Costs(
-        env_step_s=env_s,
-        env_step_spread=spread,
-        collector_s=collector_s,
-        collector_step_s=collector_step_s,
-        agent_cpu=agent_cpu,
-        agent_device=agent_device,
-        device_is_cpu=device_is_cpu,
-        round_trip_s=round_1,
-        round_trip_per_worker_s=per_worker,
-        served_step_s=max(0.0, served.wall_s - round_n) if served is not None else 0.0,
-        served_master_s=min(served.wall_s, served.master_s) if served is not None else None,
-        served_worker_s=served.worker_s if served is not None else 0.0,
-        cores=cores,
-        capacity_one=capacity_one,
-        capacity_all=min(float(cores), capacity_all),
-        reset_s=reset_s,
-        memory_per_env_bytes=int(memory_per_env),
-        memory_available_bytes=int(psutil.virtual_memory().available),
-    )
+    return dataclasses.replace(costs, agent_device=agent_device, device_is_cpu=device_is_cpu)
