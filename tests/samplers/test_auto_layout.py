@@ -485,3 +485,23 @@ def test_each_collector_pays_its_fixed_work_per_time_step_so_fewer_envs_per_work
         predict(Layout("cpu", 2), fixed, 8, 32).steps_per_s
         < 0.95 * predict(Layout("cpu", 2), spread, 8, 32).steps_per_s
     )
+
+
+@pytest.mark.parametrize("capacity_one, capacity_all", [(1.0, None), (0.5, 1.0)], ids=["quiet", "two-busy-neighbours"])
+def test_served_step_costs_reads_back_the_serving_costs_of_a_run_the_model_predicted(capacity_one, capacity_all):
+    # A 2 ms env: beside busy processes its steps take longer than 2 ms of wall time, and the probe must
+    # not count that as serving (it once read +5.7 ms a served step there).
+    c = dataclasses.replace(
+        costs(2 * MS, MLP, spread=0.0, capacity_one=capacity_one, capacity_all=capacity_all),
+        served_step_s=150 * US,
+        served_step_per_doubling_s=60 * US,
+    )
+    T = 8
+
+    def run(workers: int) -> ServedRun:
+        per_step = 1 / predict(Layout("gpu", workers), c, 8, T).steps_per_s * 8
+        return ServedRun(per_step, MLP(8) + 100 * US, 0.0)
+
+    served = served_step_costs({1: run(1), 2: run(2)}, c, 8, T)
+    assert served.step_s == pytest.approx(150 * US, rel=1e-6)
+    assert served.per_doubling_s == pytest.approx(60 * US, rel=1e-6)

@@ -45,6 +45,7 @@ __all__ = [
     "predict",
     "predict_all",
     "scheduler_slice",
+    "served_parts",
     "slowest_of",
     "split_envs",
 ]
@@ -267,6 +268,18 @@ def slowest_of(mean_s: float, spread: float, workers: int, steps: int) -> float:
     return mean_s * (1.0 + spread * math.sqrt(2.0 * math.log(workers) / steps))
 
 
+def served_parts(costs: Costs, workers: int, batch_B: int) -> tuple[float, float]:
+    """Seconds per time step of a GpuSampler's slowest worker's env steps and of its master's agent call,
+    each at the share of a core it gets (the rest of a step is :meth:`Costs.served_step`)."""
+    b = split_envs(batch_B, workers)[0]
+    env = costs.env_step_s + costs.collector_s
+    worker_work, acting = slowest_of(b * env, costs.env_step_spread, workers, b), costs.agent_device(batch_B)
+    if workers == 1 and costs.device_is_cpu:  # one process of ours runs at a time: master and worker take turns
+        pair = costs.turn_taking_share(acting, worker_work)
+        return worker_work / pair, acting / pair
+    return worker_work / costs.share(workers), acting / (costs.share(1) if costs.device_is_cpu else 1.0)
+
+
 def predict(layout: Layout, costs: Costs, batch_B: int, batch_T: int) -> Prediction:
     """Steps per second of ``layout`` sampling ``batch_T`` x ``batch_B`` batches with ``costs``."""
     env = costs.env_step_s + costs.collector_s
@@ -288,14 +301,7 @@ def predict(layout: Layout, costs: Costs, batch_B: int, batch_T: int) -> Predict
         return Prediction(B * T / batch, bound, tuple(split))
     if layout.kind == "gpu":
         split = split_envs(B, W)
-        b = split[0]
-        worker_work, acting = slowest_of(b * env, costs.env_step_spread, W, b), costs.agent_device(B)
-        if W == 1 and costs.device_is_cpu:  # one process of ours runs at a time: master and worker take turns
-            pair = costs.turn_taking_share(acting, worker_work)
-            workers, master = worker_work / pair, acting / pair
-        else:
-            workers = worker_work / costs.share(W)
-            master = acting / (costs.share(1) if costs.device_is_cpu else 1.0)
+        workers, master = served_parts(costs, W, B)
         step = workers + master + costs.served_step(W)
         batch = T * step + costs.round_trip(W)
         bound = "the served call" if master > workers else "the workers' env steps"

@@ -28,7 +28,7 @@ from typing import Any
 import psutil
 import torch
 
-from rlrun.samplers.auto.cost_model import AgentCost, Costs, slowest_of, split_envs
+from rlrun.samplers.auto.cost_model import AgentCost, Costs, served_parts, split_envs
 
 __all__ = [
     "ProbeSettings",
@@ -391,21 +391,22 @@ def served_step_costs(runs: dict[int, ServedRun], costs: Costs, batch_B: int, ba
     """Serving's costs from :func:`time_served` runs with one and with more workers (``{workers: run}``),
     less what the cost model counts apart (``costs``: the env steps, the agent's call, the round trips).
 
-    A run's time per step less its agent call, its slowest worker's env steps and its share of the
-    batch's round trip is the serving cost with that many workers, and its master's CPU time less the
-    agent call is the master's part of it. With two worker counts each is split into a cost with one
+    A run's time per step less its agent call and its slowest worker's env steps (each at the share of a
+    core the model gives it, :func:`served_parts`: beside busy processes a 2 ms env step takes more than
+    2 ms) and its share of the batch's round trip is the serving cost with that many workers, and its
+    master's CPU time less the agent call is the master's part of it. With two worker counts each is split into a cost with one
     worker and a cost per doubling of the workers (at least 0). Per doubling, not per worker: the
     master's own work per step grew less with each added worker. On the 2-core VM it read, with 1, 2
     and 4 workers (a GpuSampler's 1 and 2, an alternating sampler's 2 and 4): CartPole 178, 217-230 and
     263-297 us; HalfCheetah 248, 389-463 and 513 us; Pong 567, 494-508 and 591 us."""
     env = costs.env_step_s + costs.collector_s
     acting = costs.agent_cpu(batch_B)
+    on_cpu = dataclasses.replace(costs, agent_device=costs.agent_cpu, device_is_cpu=True)  # as the probe acted
     serving: dict[int, float] = {}
     master: dict[int, float] = {}
     for workers, run in runs.items():
-        b = split_envs(batch_B, workers)[0]
-        envs = slowest_of(b * env, costs.env_step_spread, workers, b)
-        serving[workers] = run.wall_s - acting - envs - costs.round_trip(workers) * (1 + 1 / batch_T)
+        parts = sum(served_parts(on_cpu, workers, batch_B))
+        serving[workers] = run.wall_s - parts - costs.round_trip(workers) * (1 + 1 / batch_T)
         master[workers] = run.master_s - acting
 
     def split(by_workers: dict[int, float]) -> tuple[float, float]:
