@@ -79,7 +79,10 @@ PAIRS = {
         ),
         Pair(
             "Pong", "ppo-cleanrl-84x84", 10_000_000, 1_000_000, 15.0, x="Frames",
-            reports=("benchmarks/results/2026-12-05-2cpu-vm-pong-ppo-cleanrl-84x84-seed1.md",),
+            reports=(
+                "benchmarks/results/2026-12-05-2cpu-vm-pong-ppo-cleanrl-84x84-seed1.md",
+                "benchmarks/results/2026-12-05-2cpu-vm-pong-ppo-cleanrl-84x84-seed2.md",
+            ),
         ),
         Pair(
             "Pong", "a2c-baselines", 20_000_000, 1_000_000, 15.0, x="Frames",
@@ -194,7 +197,10 @@ def machine_of(runs: list[dict]) -> str:
         loads = [p[key][0] for p in runs for key in ("load_average_before", "load_average_after")]
         low, high = f"{min(loads):.0f}", f"{max(loads):.0f}"
         return f"2-core VM, shared: load {low}" + (f"-{high}" if high != low else "")
-    return str(runs[0].get("machine", ""))
+    machines = list(dict.fromkeys(str(p.get("machine", "")) for p in runs))
+    if len(machines) == 1:
+        return machines[0]
+    return "; ".join(f"seed {p.get('seed', '?')}: {p.get('machine', '')}" for p in runs)  # each seed's own
 
 
 def load_pair(pair: Pair, root: str = CURVES) -> dict[int, Curve]:

@@ -122,6 +122,14 @@ def _report_table(report: Path) -> list[tuple[int, float, float]]:
     return rows
 
 
+def test_the_machine_column_names_each_seeds_machine_when_they_differ():
+    page = load_script()
+    same = [dict(seed=1, machine="2-core VM"), dict(seed=2, machine="2-core VM")]
+    assert page.machine_of(same) == "2-core VM"
+    differ = [dict(seed=1, machine="2-core VM, stopped for an hour"), dict(seed=2, machine="2-core VM, quiet")]
+    assert page.machine_of(differ) == "seed 1: 2-core VM, stopped for an hour; seed 2: 2-core VM, quiet"
+
+
 @pytest.mark.timeout(30)
 def test_the_transcribed_pong_curves_are_their_reports_tables():
     page = load_script()
