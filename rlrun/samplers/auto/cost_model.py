@@ -308,11 +308,8 @@ def predict(layout: Layout, costs: Costs, batch_B: int, batch_T: int) -> Predict
         return Prediction(B * T / batch, bound, tuple(split))
     # alternating: two groups of B/2 envs, each group on W workers (one per core), served in turn. The
     # master's turn for a group: its agent call and half of a step's serving work for all 2W workers.
-    # A group steps while the master serves the other only when the group is back before the master
-    # needs it and the master and the group's workers each have a core; otherwise, measured on 2 cores,
-    # the groups' steps wait for the master's turns (a pipe wake-up places the woken worker on the
-    # waker's core, where the master goes on with the other group's turn), and a time step is the two
-    # turns, then the groups' steps side by side with their wake-up (see ``alternating_overlaps``).
+    # Overlapped (``alternating_overlaps``) a step is the two turns; otherwise the two turns, then the
+    # groups' steps side by side with their wake-up.
     half = B // 2
     split = split_envs(half, W)
     b = split[0]
@@ -326,7 +323,7 @@ def predict(layout: Layout, costs: Costs, batch_B: int, batch_T: int) -> Predict
     if costs.device_is_cpu:
         # Overlapped, the master's turn shares the cores with the other group's W workers while they work;
         # otherwise it runs alone.
-        overlap = min(1.0, (group_work + costs.served_worker_s) / turn) if turn > 0 and overlapped else 0.0
+        overlap = (group_work + costs.served_worker_s) / turn if overlapped and turn > 0 else 0.0  # <= 1
         turn *= (1.0 - overlap) / costs.share(1) + overlap / costs.share(W + 1)
     else:  # the call runs on the device; the master's own work still takes a core
         turn += serving * (1.0 / costs.share(1) - 1.0)

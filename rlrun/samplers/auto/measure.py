@@ -394,8 +394,8 @@ def served_step_costs(runs: dict[int, ServedRun], costs: Costs, batch_B: int, ba
     A run's time per step less its agent call and its slowest worker's env steps (each at the share of a
     core the model gives it, :func:`served_parts`: beside busy processes a 2 ms env step takes more than
     2 ms) and its share of the batch's round trip is the serving cost with that many workers, and its
-    master's CPU time less the agent call is the master's part of it. With two worker counts each is split into a cost with one
-    worker and a cost per doubling of the workers (at least 0). Per doubling, not per worker: the
+    master's CPU time less the agent call is the master's part of it. With two worker counts each is
+    split into a cost with one worker and a cost per doubling of the workers (at least 0). Per doubling, not per worker: the
     master's own work per step grew less with each added worker. On the 2-core VM it read, with 1, 2
     and 4 workers (a GpuSampler's 1 and 2, an alternating sampler's 2 and 4): CartPole 178, 217-230 and
     263-297 us; HalfCheetah 248, 389-463 and 513 us; Pong 567, 494-508 and 591 us."""
