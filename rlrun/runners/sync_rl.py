@@ -23,7 +23,14 @@ from rlrun.algos.base import OptInfoTuple
 from rlrun.envs.traj_info import TrajInfo
 from rlrun.runners import checkpoint as ckpt
 from rlrun.runners.contracts import AgentT, AlgorithmContract, SamplerContract
-from rlrun.runners.distributed import choose_backend, init_group, launch_env, launched_by_torchrun, open_store
+from rlrun.runners.distributed import (
+    choose_backend,
+    init_group,
+    launch_env,
+    launched_by_torchrun,
+    leave_group,
+    open_store,
+)
 from rlrun.runners.master_affinity import check_affinity
 from rlrun.runners.minibatch_rl import MinibatchRl, MinibatchRlEval, check_log_traj_window
 from rlrun.runners.minibatch_rl_base import MinibatchRlBase
@@ -230,7 +237,7 @@ class SyncRlMixin(MinibatchRlBase[AgentT]):
     def _leave_group(self) -> None:
         self.agent.leave_data_parallel()
         if self._group_initialized and dist.is_initialized():
-            dist.destroy_process_group()
+            leave_group()
         self._group_initialized = False
 
     # ---- startup ----
