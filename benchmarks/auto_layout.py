@@ -152,7 +152,9 @@ class Result:
 def run_workload(workload: Workload, machine: str, args: argparse.Namespace) -> Result:
     cores = usable_cores()
     constraints = Constraints(workload.batch_B, workload.batch_T)
-    settings = ProbeSettings() if not args.quick else ProbeSettings(0.05, 0.02, 0.05, 0.05, 4, 0.05)
+    settings = (
+        ProbeSettings() if not args.quick else ProbeSettings(0.05, 0.02, 0.05, 0.05, 4, 0.05, cpu_sampler_seconds=0.05)
+    )
     threads = torch.get_num_threads()
     probes_started = time.perf_counter()
     costs = measure_costs(

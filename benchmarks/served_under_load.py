@@ -92,7 +92,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.seconds, args.rounds = 0.3, 1
-    settings = ProbeSettings(0.05, 0.02, 0.05, 0.05, 4, 0.05) if args.quick else ProbeSettings()
+    settings = (
+        ProbeSettings(0.05, 0.02, 0.05, 0.05, 4, 0.05, cpu_sampler_seconds=0.05) if args.quick else ProbeSettings()
+    )
     signal.signal(signal.SIGTERM, note_stop_signal)
     available = workloads()
     names = [n for n in args.only.split(",") if n in available]

@@ -23,7 +23,7 @@ from rlrun.samplers.auto import (
     split_envs,
 )
 from rlrun.samplers.auto.cost_model import alternating_overlaps, scheduler_slice
-from rlrun.samplers.auto.measure import ServedRun, served_step_costs
+from rlrun.samplers.auto.measure import ServedRun, cpu_worker_extra, served_step_costs
 from rlrun.samplers.auto.project import project_served
 
 US, MS = 1e-6, 1e-3
@@ -505,3 +505,21 @@ def test_served_step_costs_reads_back_the_serving_costs_of_a_run_the_model_predi
     served = served_step_costs({1: run(1), 2: run(2)}, c, 8, T)
     assert served.step_s == pytest.approx(150 * US, rel=1e-6)
     assert served.per_doubling_s == pytest.approx(60 * US, rel=1e-6)
+
+
+@pytest.mark.parametrize("capacity_one, capacity_all", [(1.0, None), (0.5, 1.0)], ids=["quiet", "two-busy-neighbours"])
+def test_cpu_worker_extra_reads_back_what_a_cpusampler_run_the_model_predicted_paid(capacity_one, capacity_all):
+    base = costs(15 * US, MLP, capacity_one=capacity_one, capacity_all=capacity_all)
+    paid = dataclasses.replace(base, cpu_worker_s=40 * US)
+    B, T = 8, 32
+    wall_s = B / predict(Layout("cpu", 2), paid, B, T).steps_per_s  # seconds per time step of the batch
+    assert cpu_worker_extra(wall_s, base, 2, B, T) == pytest.approx(40 * US, rel=1e-6)
+    assert cpu_worker_extra(0.8 * wall_s, base, 2, B, T) == 0.0  # faster than its parts: no negative extra
+
+
+def test_cpu_worker_extra_slows_cpu_layouts_alone():
+    base = costs(15 * US, MLP)
+    slower = dataclasses.replace(base, cpu_worker_s=50 * US)
+    for layout in (Layout("serial"), Layout("gpu", 2), Layout("alternating", 2)):
+        assert predict(layout, slower, 8, 32).steps_per_s == predict(layout, base, 8, 32).steps_per_s
+    assert predict(Layout("cpu", 2), slower, 8, 32).steps_per_s < predict(Layout("cpu", 2), base, 8, 32).steps_per_s

@@ -13,10 +13,11 @@ from rlrun.runners.minibatch_rl import MinibatchRl
 from rlrun.samplers.auto import ProbeSettings, auto_layout, candidates
 from rlrun.samplers.auto.apply import layout_affinity, sampler_class
 from rlrun.samplers.auto.busy_env import BusyEnv
+from rlrun.samplers.auto.measure import time_cpu_sampler
 from rlrun.samplers.auto.run import check_speed
 
 SHORT = ProbeSettings(env_seconds=0.03, agent_seconds=0.01, collector_seconds=0.03, round_trip_seconds=0.02,
-                      probe_envs=2, served_seconds=0.03, capacity_seconds=0.03)  # fmt: skip
+                      probe_envs=2, served_seconds=0.03, capacity_seconds=0.03, cpu_sampler_seconds=0.03)  # fmt: skip
 
 
 @pytest.mark.timeout(120)
@@ -27,6 +28,7 @@ def test_auto_measures_cartpole_and_its_choice_samples():
     assert 0 < costs.env_step_s < 0.01 and costs.agent_cpu(4) > 0 and costs.round_trip_s > 0
     assert costs.cores >= 1 and 0 < costs.capacity_one <= 1.0
     assert costs.served_master_s is not None and 0 <= costs.served_master_s  # the master's part of a served step
+    assert 0.0 <= costs.cpu_worker_s < 0.01  # what a CpuSampler worker paid beyond its parts (2 workers probed)
     assert choice.layout in candidates(costs, choice.constraints)[0]
     assert agent.model is None  # the probes acted with copies; the run's agent is still uninitialised
     sampler = sampler_class(choice.layout.kind)(
@@ -38,6 +40,17 @@ def test_auto_measures_cartpole_and_its_choice_samples():
         assert samples.env.reward.shape == (8, 4)
     finally:
         sampler.shutdown()
+
+
+@pytest.mark.timeout(60)
+def test_the_cpusampler_probe_times_real_workers_and_counts_a_slow_envs_steps_as_parts():
+    # 2 workers of 2 envs that burn 1 ms a step: at least 2 ms of wall time a step, almost all of it parts.
+    env_kwargs = dict(step_seconds=0.001, episode_steps=20)
+    wall_s = time_cpu_sampler(BusyEnv, env_kwargs, CategoricalPgAgent(), 2, 4, 4, 0.05)
+    assert 0.002 <= wall_s < 0.05
+    choice = auto_layout(BusyEnv, env_kwargs, CategoricalPgAgent(), batch_B=4, batch_T=4, settings=SHORT)
+    if choice.costs.cores > 1:  # the probe ran; its extra is the workers' overhead, not their envs' steps
+        assert 0.0 <= choice.costs.cpu_worker_s < 0.0005
 
 
 @pytest.mark.timeout(120)

@@ -76,7 +76,9 @@ def auto_layout(
     max_workers = workers or max(1, usable_cores() - int(asynchronous))
     served = any(kind in kinds for kind in ("gpu", "alternating"))
     settings = settings or ProbeSettings()
-    settings = dataclasses.replace(settings, served=settings.served and served)
+    settings = dataclasses.replace(
+        settings, served=settings.served and served, cpu_sampler=settings.cpu_sampler and "cpu" in kinds
+    )
     costs = measure_costs(
         EnvCls, env_kwargs, agent, call_sizes(batch_B, max_workers), batch_T, max_workers, cuda_idx, settings
     )

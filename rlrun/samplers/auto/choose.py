@@ -154,6 +154,8 @@ def format_costs(costs: Costs) -> str:
             f" us/doubling, a worker's {costs.served_worker_s * us:.0f} us)"
         )
     parts.append(served)
+    if costs.cpu_worker_s:
+        parts.append(f"a CPU worker's step {costs.cpu_worker_s * us:+.0f} us")
     together = costs.cores if costs.capacity_all is None else costs.capacity_all
     free = f"{costs.cores} cores; free: {costs.capacity_one:.2f} for 1 process, {together:.2f} for {costs.cores}"
     if costs.load_per_process:

@@ -119,6 +119,9 @@ class Costs:
     served_master_s: float | None = None
     served_master_per_doubling_s: float = 0.0  # what each doubling of the workers adds to the master's own work
     served_worker_s: float = 0.0  # a served worker's own CPU seconds per step beyond its envs (signals, its loop)
+    # A CpuSampler worker's CPU seconds per time step beyond its parts (shared buffers, the batch's end, the
+    # caches it shares), from a CpuSampler run with the most workers (measure.cpu_worker_extra).
+    cpu_worker_s: float = 0.0
     capacity_one: float = 1.0  # the cores' worth of work one busy process of ours got done (1.0 on a quiet machine)
     capacity_all: float | None = None  # the same for ``cores`` busy processes of ours together (None: all)
     reset_s: float = 0.0  # one env reset, for the table (already spread into env_step_s)
@@ -295,7 +298,7 @@ def predict(layout: Layout, costs: Costs, batch_B: int, batch_T: int) -> Predict
         split = split_envs(B, W)
         b = split[0]
         work = slowest_of(b * env, costs.env_step_spread, W, T * b) + costs.collector_step_s + costs.agent_cpu(b)
-        step = work / costs.share(W)
+        step = (work + costs.cpu_worker_s) / costs.share(W)
         batch = T * step + costs.round_trip(W)
         bound = "round trips" if costs.round_trip(W) > T * step else f"{b} envs + agent({b}) per worker"
         return Prediction(B * T / batch, bound, tuple(split))

@@ -28,7 +28,7 @@ from typing import Any
 import psutil
 import torch
 
-from rlrun.samplers.auto.cost_model import AgentCost, Costs, served_parts, split_envs
+from rlrun.samplers.auto.cost_model import AgentCost, Costs, served_parts, slowest_of, split_envs
 
 __all__ = [
     "ProbeSettings",
@@ -65,6 +65,9 @@ class ProbeSettings:
     capacity_rounds: int = 3  # pairs of capacity probes; their median (one round's hiccup misled auto, below)
     # Time served steps (a GpuSampler with the run's envs); off when no served layout is a candidate.
     served: bool = True
+    # Time a CpuSampler with the run's envs and a copy of its agent; off when no CPU layout is a candidate.
+    cpu_sampler: bool = True
+    cpu_sampler_seconds: float = 0.3
 
 
 def usable_cores() -> int:
@@ -387,6 +390,57 @@ def time_served(
         sampler.shutdown()
 
 
+def time_cpu_sampler(
+    EnvCls: Callable[..., Any],
+    env_kwargs: dict[str, Any],
+    agent: Any,
+    workers: int,
+    batch_B: int,
+    batch_T: int,
+    seconds: float,
+) -> float:
+    """Wall seconds per time step of a CpuSampler with the run's envs and (a copy of) its agent, ``workers``
+    workers, sampling batches for ``seconds`` (the batch's round trip spread over its steps)."""
+    from rlrun.samplers.parallel.cpu.sampler import CpuSampler
+    from rlrun.utils.launching.affinity import default_affinity
+
+    sampler = CpuSampler(
+        EnvCls=EnvCls, env_kwargs=env_kwargs, batch_T=batch_T, batch_B=batch_B, max_decorrelation_steps=0
+    )
+    sampler.initialize(agent, affinity=default_affinity(workers), seed=0)
+    try:
+        agent.sample_mode(0)
+        sampler.obtain_samples(0)  # warm-up
+        itr = 1
+        start = time.perf_counter()
+        while (elapsed := time.perf_counter() - start) < seconds or itr < 3:
+            sampler.obtain_samples(itr)
+            itr += 1
+        return elapsed / ((itr - 1) * batch_T)
+    finally:
+        sampler.shutdown()
+
+
+def cpu_worker_extra(wall_s: float, costs: Costs, workers: int, batch_B: int, batch_T: int) -> float:
+    """A CpuSampler worker's CPU seconds per time step beyond what the model counts (its envs, its
+    collector, its agent call), from :func:`time_cpu_sampler`'s ``wall_s`` with ``workers`` workers: the
+    same formula as :func:`~rlrun.samplers.auto.cost_model.predict`'s, solved for the worker's work.
+
+    The parts, timed in the master one after another, leave out what a worker pays among other workers:
+    the step buffers in shared memory, the bootstrap value and trajectory infos at the end of each batch,
+    the caches and memory bandwidth that two processes share. On the 2-core VM, CartPole's collector of 4
+    envs took 160 us a step in one process, as the model said (159 us), while 2 workers of 4 envs ran at
+    40,000 steps/s, 200 us a step each, and the model without this term predicted 1.20 times that. At
+    least 0: a first version kept down to -0.25 of the parts, and beside 2 busy loops Pong's 0.3 s probe
+    read -493 us a step, which made 2 workers look faster than the served layout that ran 1.17x them."""
+    b = split_envs(batch_B, workers)[0]
+    env = costs.env_step_s + costs.collector_s
+    parts = slowest_of(b * env, costs.env_step_spread, workers, batch_T * b) + costs.collector_step_s
+    parts += costs.agent_cpu(b)
+    work = max(0.0, wall_s - costs.round_trip(workers) / batch_T) * costs.share(workers)
+    return max(0.0, work - parts)
+
+
 def served_step_costs(runs: dict[int, ServedRun], costs: Costs, batch_B: int, batch_T: int) -> ServedStep:
     """Serving's costs from :func:`time_served` runs with one and with more workers (``{workers: run}``),
     less what the cost model counts apart (``costs``: the env steps, the agent's call, the round trips).
@@ -528,6 +582,19 @@ def measure_costs(
                     served_master_per_doubling_s=served.master_per_doubling_s,
                     served_worker_s=served.worker_s,
                 )
+            cpu_workers = max(1, min(max_workers, max(sizes)))
+            if settings.cpu_sampler and cpu_workers > 1:
+                wall_s = time_cpu_sampler(
+                    EnvCls,
+                    env_kwargs,
+                    copy.deepcopy(agent),
+                    cpu_workers,
+                    max(sizes),
+                    batch_T,
+                    settings.cpu_sampler_seconds,
+                )
+                extra = cpu_worker_extra(wall_s, costs, cpu_workers, max(sizes), batch_T)
+                costs = dataclasses.replace(costs, cpu_worker_s=extra)
             if cuda_idx is None:
                 agent_device, device_is_cpu = agent_cpu, True
             else:
