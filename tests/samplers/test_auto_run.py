@@ -13,8 +13,9 @@ from rlrun.runners.minibatch_rl import MinibatchRl
 from rlrun.samplers.auto import ProbeSettings, auto_layout, candidates
 from rlrun.samplers.auto.apply import layout_affinity, sampler_class
 from rlrun.samplers.auto.busy_env import BusyEnv
-from rlrun.samplers.auto.measure import time_cpu_sampler
+from rlrun.samplers.auto.measure import run_sampler
 from rlrun.samplers.auto.run import check_speed
+from rlrun.samplers.parallel.cpu.sampler import CpuSampler
 
 SHORT = ProbeSettings(env_seconds=0.03, agent_seconds=0.01, collector_seconds=0.03, round_trip_seconds=0.02,
                       probe_envs=2, served_seconds=0.03, capacity_seconds=0.03, cpu_sampler_seconds=0.03)  # fmt: skip
@@ -46,8 +47,8 @@ def test_auto_measures_cartpole_and_its_choice_samples():
 def test_the_cpusampler_probe_times_real_workers_and_counts_a_slow_envs_steps_as_parts():
     # 2 workers of 2 envs that burn 1 ms a step: at least 2 ms of wall time a step, almost all of it parts.
     env_kwargs = dict(step_seconds=0.001, episode_steps=20)
-    wall_s = time_cpu_sampler(BusyEnv, env_kwargs, CategoricalPgAgent(), 2, 4, 4, 0.05)
-    assert 0.002 <= wall_s < 0.05
+    run = run_sampler(CpuSampler, BusyEnv, env_kwargs, CategoricalPgAgent(), 2, 4, 4, 0.05)
+    assert 0.002 <= run.wall_s < 0.05 and run.worker_s >= 0.002  # each worker steps 2 envs of 1 ms
     choice = auto_layout(BusyEnv, env_kwargs, CategoricalPgAgent(), batch_B=4, batch_T=4, settings=SHORT)
     if choice.costs.cores > 1:  # the probe ran; its extra is the workers' overhead, not their envs' steps
         assert 0.0 <= choice.costs.cpu_worker_s < 0.0005

@@ -41,6 +41,9 @@ __all__ = [
     "ServedStep",
     "served_step_costs",
     "time_served",
+    "SamplerRun",
+    "run_sampler",
+    "cpu_worker_extra",
     "time_collector",
     "collector_costs",
     "time_env",
@@ -315,17 +318,6 @@ def collector_costs(residuals: dict[int, float], env_s: float) -> tuple[float, f
 
 
 @dataclass(frozen=True)
-class ServedRun:
-    """What :func:`time_served` measured, per time step: ``wall_s`` in all (per-batch work spread over the
-    batch's steps), ``master_s`` the master's CPU seconds (its agent calls included) and ``worker_s`` each
-    worker's CPU seconds (its envs included)."""
-
-    wall_s: float
-    master_s: float
-    worker_s: float
-
-
-@dataclass(frozen=True)
 class ServedStep:
     """What serving costs beyond the agent's calls and the env steps, from :func:`served_step_costs`:
     ``step_s`` per time step with one worker, its round trip not counted, and ``per_doubling_s`` what
@@ -348,6 +340,56 @@ def _cpu_seconds(processes: Iterable[psutil.Process]) -> float:
     return total
 
 
+@dataclass(frozen=True)
+class SamplerRun:
+    """A parallel sampler's timed batches (:func:`run_sampler`): per time step, ``wall_s`` in all (per-batch
+    work spread over the batch's steps), ``master_s`` the master's CPU seconds and ``worker_s`` each worker's."""
+
+    wall_s: float
+    master_s: float
+    worker_s: float
+
+
+ServedRun = SamplerRun  # what time_served returns
+
+
+def run_sampler(
+    SamplerCls: Callable[..., Any],
+    EnvCls: Callable[..., Any],
+    env_kwargs: dict[str, Any],
+    agent: Any,
+    workers: int,
+    batch_B: int,
+    batch_T: int,
+    seconds: float,
+) -> SamplerRun:
+    """Sample batches with a ``SamplerCls`` of ``workers`` workers, the run's envs and ``agent`` (a copy of
+    the run's) for ``seconds`` of wall time after one warm-up batch, and time them (:class:`SamplerRun`)."""
+    from rlrun.utils.launching.affinity import default_affinity
+
+    sampler = SamplerCls(
+        EnvCls=EnvCls, env_kwargs=env_kwargs, batch_T=batch_T, batch_B=batch_B, max_decorrelation_steps=0
+    )
+    sampler.initialize(agent, affinity=default_affinity(workers), seed=0)
+    try:
+        agent.sample_mode(0)
+        sampler.obtain_samples(0)  # warm-up
+        children = [psutil.Process(p.pid) for p in sampler.workers if p.pid is not None]
+        itr = 1
+        start, cpu_start, children_start = time.perf_counter(), CPU_CLOCK(), _cpu_seconds(children)
+        while (elapsed := time.perf_counter() - start) < seconds or itr < 3:
+            sampler.obtain_samples(itr)
+            itr += 1
+        steps = (itr - 1) * batch_T
+        return SamplerRun(
+            wall_s=elapsed / steps,
+            master_s=(CPU_CLOCK() - cpu_start) / steps,
+            worker_s=(_cpu_seconds(children) - children_start) / steps / max(1, len(children)),
+        )
+    finally:
+        sampler.shutdown()
+
+
 def time_served(
     EnvCls: Callable[..., Any],
     env_kwargs: dict[str, Any],
@@ -365,65 +407,13 @@ def time_served(
     step on CartPole and 479 us on HalfCheetah, where the same probe on free envs read 240-250 us, and
     the model built on it predicted 1.32-1.34 times the speed that layout ran at."""
     from rlrun.samplers.parallel.gpu.sampler import GpuSampler
-    from rlrun.utils.launching.affinity import default_affinity
 
-    sampler = GpuSampler(
-        EnvCls=EnvCls, env_kwargs=env_kwargs, batch_T=batch_T, batch_B=batch_B, max_decorrelation_steps=0
-    )
-    sampler.initialize(agent, affinity=default_affinity(workers), seed=0)
-    try:
-        agent.sample_mode(0)
-        sampler.obtain_samples(0)  # warm-up
-        children = [psutil.Process(p.pid) for p in sampler.workers if p.pid is not None]
-        itr = 1
-        start, cpu_start, children_start = time.perf_counter(), CPU_CLOCK(), _cpu_seconds(children)
-        while (elapsed := time.perf_counter() - start) < seconds or itr < 3:
-            sampler.obtain_samples(itr)
-            itr += 1
-        steps = (itr - 1) * batch_T
-        return ServedRun(
-            wall_s=elapsed / steps,
-            master_s=(CPU_CLOCK() - cpu_start) / steps,
-            worker_s=(_cpu_seconds(children) - children_start) / steps / max(1, len(children)),
-        )
-    finally:
-        sampler.shutdown()
-
-
-def time_cpu_sampler(
-    EnvCls: Callable[..., Any],
-    env_kwargs: dict[str, Any],
-    agent: Any,
-    workers: int,
-    batch_B: int,
-    batch_T: int,
-    seconds: float,
-) -> float:
-    """Wall seconds per time step of a CpuSampler with the run's envs and (a copy of) its agent, ``workers``
-    workers, sampling batches for ``seconds`` (the batch's round trip spread over its steps)."""
-    from rlrun.samplers.parallel.cpu.sampler import CpuSampler
-    from rlrun.utils.launching.affinity import default_affinity
-
-    sampler = CpuSampler(
-        EnvCls=EnvCls, env_kwargs=env_kwargs, batch_T=batch_T, batch_B=batch_B, max_decorrelation_steps=0
-    )
-    sampler.initialize(agent, affinity=default_affinity(workers), seed=0)
-    try:
-        agent.sample_mode(0)
-        sampler.obtain_samples(0)  # warm-up
-        itr = 1
-        start = time.perf_counter()
-        while (elapsed := time.perf_counter() - start) < seconds or itr < 3:
-            sampler.obtain_samples(itr)
-            itr += 1
-        return elapsed / ((itr - 1) * batch_T)
-    finally:
-        sampler.shutdown()
+    return run_sampler(GpuSampler, EnvCls, env_kwargs, agent, workers, batch_B, batch_T, seconds)
 
 
 def cpu_worker_extra(wall_s: float, costs: Costs, workers: int, batch_B: int, batch_T: int) -> float:
     """A CpuSampler worker's CPU seconds per time step beyond what the model counts (its envs, its
-    collector, its agent call), from :func:`time_cpu_sampler`'s ``wall_s`` with ``workers`` workers: the
+    collector, its agent call), from the ``wall_s`` of a CpuSampler's :func:`run_sampler` with ``workers`` workers: the
     same formula as :func:`~rlrun.samplers.auto.cost_model.predict`'s, solved for the worker's work.
 
     The parts, timed in the master one after another, leave out what a worker pays among other workers:
@@ -584,7 +574,10 @@ def measure_costs(
                 )
             cpu_workers = max(1, min(max_workers, max(sizes)))
             if settings.cpu_sampler and cpu_workers > 1:
-                wall_s = time_cpu_sampler(
+                from rlrun.samplers.parallel.cpu.sampler import CpuSampler
+
+                run = run_sampler(
+                    CpuSampler,
                     EnvCls,
                     env_kwargs,
                     copy.deepcopy(agent),
@@ -593,7 +586,7 @@ def measure_costs(
                     batch_T,
                     settings.cpu_sampler_seconds,
                 )
-                extra = cpu_worker_extra(wall_s, costs, cpu_workers, max(sizes), batch_T)
+                extra = cpu_worker_extra(run.wall_s, costs, cpu_workers, max(sizes), batch_T)
                 costs = dataclasses.replace(costs, cpu_worker_s=extra)
             if cuda_idx is None:
                 agent_device, device_is_cpu = agent_cpu, True
