@@ -236,8 +236,8 @@ class SyncRlMixin(MinibatchRlBase[AgentT]):
 
     def _leave_group(self) -> None:
         self.agent.leave_data_parallel()
-        if self._group_initialized and dist.is_initialized():
-            leave_group()
+        if self._group_initialized:
+            leave_group()  # destroys the group if it still exists, then lets gloo's workers settle
         self._group_initialized = False
 
     # ---- startup ----

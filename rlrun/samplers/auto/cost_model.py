@@ -283,6 +283,15 @@ def served_parts(costs: Costs, workers: int, batch_B: int) -> tuple[float, float
     return worker_work / costs.share(workers), acting / (costs.share(1) if costs.device_is_cpu else 1.0)
 
 
+def cpu_worker_parts(costs: Costs, workers: int, batch_B: int, batch_T: int) -> float:
+    """CPU seconds per time step of a CpuSampler's slowest worker from the parts timed alone: its envs'
+    steps, its collector's work and its agent call (the rest is :attr:`Costs.cpu_worker_s`)."""
+    b = split_envs(batch_B, workers)[0]
+    env = costs.env_step_s + costs.collector_s
+    slowest = slowest_of(b * env, costs.env_step_spread, workers, batch_T * b)
+    return slowest + costs.collector_step_s + costs.agent_cpu(b)
+
+
 def predict(layout: Layout, costs: Costs, batch_B: int, batch_T: int) -> Prediction:
     """Steps per second of ``layout`` sampling ``batch_T`` x ``batch_B`` batches with ``costs``."""
     env = costs.env_step_s + costs.collector_s
@@ -297,8 +306,7 @@ def predict(layout: Layout, costs: Costs, batch_B: int, batch_T: int) -> Predict
     if layout.kind == "cpu":
         split = split_envs(B, W)
         b = split[0]
-        work = slowest_of(b * env, costs.env_step_spread, W, T * b) + costs.collector_step_s + costs.agent_cpu(b)
-        step = (work + costs.cpu_worker_s) / costs.share(W)
+        step = (cpu_worker_parts(costs, W, B, T) + costs.cpu_worker_s) / costs.share(W)
         batch = T * step + costs.round_trip(W)
         bound = "round trips" if costs.round_trip(W) > T * step else f"{b} envs + agent({b}) per worker"
         return Prediction(B * T / batch, bound, tuple(split))

@@ -28,7 +28,7 @@ from typing import Any
 import psutil
 import torch
 
-from rlrun.samplers.auto.cost_model import AgentCost, Costs, served_parts, slowest_of, split_envs
+from rlrun.samplers.auto.cost_model import AgentCost, Costs, cpu_worker_parts, served_parts, split_envs
 
 __all__ = [
     "ProbeSettings",
@@ -412,9 +412,9 @@ def time_served(
 
 
 def cpu_worker_extra(wall_s: float, costs: Costs, workers: int, batch_B: int, batch_T: int) -> float:
-    """A CpuSampler worker's CPU seconds per time step beyond what the model counts (its envs, its
-    collector, its agent call), from the ``wall_s`` of a CpuSampler's :func:`run_sampler` with ``workers`` workers: the
-    same formula as :func:`~rlrun.samplers.auto.cost_model.predict`'s, solved for the worker's work.
+    """A CpuSampler worker's CPU seconds per time step beyond its parts (``cost_model.cpu_worker_parts``:
+    its envs, its collector, its agent call), from the ``wall_s`` of a CpuSampler's :func:`run_sampler`
+    with ``workers`` workers: :func:`~rlrun.samplers.auto.cost_model.predict`'s formula solved for it.
 
     The parts, timed in the master one after another, leave out what a worker pays among other workers:
     the step buffers in shared memory, the bootstrap value and trajectory infos at the end of each batch,
@@ -423,12 +423,8 @@ def cpu_worker_extra(wall_s: float, costs: Costs, workers: int, batch_B: int, ba
     40,000 steps/s, 200 us a step each, and the model without this term predicted 1.20 times that. At
     least 0: a first version kept down to -0.25 of the parts, and beside 2 busy loops Pong's 0.3 s probe
     read -493 us a step, which made 2 workers look faster than the served layout that ran 1.17x them."""
-    b = split_envs(batch_B, workers)[0]
-    env = costs.env_step_s + costs.collector_s
-    parts = slowest_of(b * env, costs.env_step_spread, workers, batch_T * b) + costs.collector_step_s
-    parts += costs.agent_cpu(b)
     work = max(0.0, wall_s - costs.round_trip(workers) / batch_T) * costs.share(workers)
-    return max(0.0, work - parts)
+    return max(0.0, work - cpu_worker_parts(costs, workers, batch_B, batch_T))
 
 
 def served_step_costs(runs: dict[int, ServedRun], costs: Costs, batch_B: int, batch_T: int) -> ServedStep:
@@ -439,8 +435,8 @@ def served_step_costs(runs: dict[int, ServedRun], costs: Costs, batch_B: int, ba
     core the model gives it, :func:`served_parts`: beside busy processes a 2 ms env step takes more than
     2 ms) and its share of the batch's round trip is the serving cost with that many workers, and its
     master's CPU time less the agent call is the master's part of it. With two worker counts each is
-    split into a cost with one worker and a cost per doubling of the workers (at least 0). Per doubling, not per worker: the
-    master's own work per step grew less with each added worker. On the 2-core VM it read, with 1, 2
+    split into a cost with one worker and a cost per doubling of the workers (at least 0). Per doubling,
+    not per worker: the master's own work per step grew less with each added worker. On the 2-core VM it read, with 1, 2
     and 4 workers (a GpuSampler's 1 and 2, an alternating sampler's 2 and 4): CartPole 178, 217-230 and
     263-297 us; HalfCheetah 248, 389-463 and 513 us; Pong 567, 494-508 and 591 us."""
     env = costs.env_step_s + costs.collector_s
