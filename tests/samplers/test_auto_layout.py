@@ -23,7 +23,7 @@ from rlrun.samplers.auto import (
     split_envs,
 )
 from rlrun.samplers.auto.cost_model import alternating_overlaps, scheduler_slice
-from rlrun.samplers.auto.measure import ServedRun, cpu_worker_extra, served_step_costs
+from rlrun.samplers.auto.measure import SamplerRun, cpu_worker_extra, served_step_costs
 from rlrun.samplers.auto.project import project_served
 
 US, MS = 1e-6, 1e-3
@@ -207,11 +207,11 @@ def test_served_step_costs_recovers_the_costs_a_served_run_paid():
     env = c.env_step_s + c.collector_s
     T = 16
 
-    def run(workers: int) -> ServedRun:
+    def run(workers: int) -> SamplerRun:
         b = 8 // workers
         serving = 150 * US + 60 * US * math.log2(workers)
         wall = MLP(8) + b * env + serving + c.round_trip(workers) * (1 + 1 / T)
-        return ServedRun(wall, MLP(8) + 100 * US + 40 * US * math.log2(workers), b * env + 30 * US)
+        return SamplerRun(wall, MLP(8) + 100 * US + 40 * US * math.log2(workers), b * env + 30 * US)
 
     served = served_step_costs({1: run(1), 2: run(2)}, c, 8, T)
     assert served.step_s == pytest.approx(150 * US) and served.per_doubling_s == pytest.approx(60 * US)
@@ -498,9 +498,9 @@ def test_served_step_costs_reads_back_the_serving_costs_of_a_run_the_model_predi
     )
     T = 8
 
-    def run(workers: int) -> ServedRun:
+    def run(workers: int) -> SamplerRun:
         per_step = 1 / predict(Layout("gpu", workers), c, 8, T).steps_per_s * 8
-        return ServedRun(per_step, MLP(8) + 100 * US, 0.0)
+        return SamplerRun(per_step, MLP(8) + 100 * US, 0.0)
 
     served = served_step_costs({1: run(1), 2: run(2)}, c, 8, T)
     assert served.step_s == pytest.approx(150 * US, rel=1e-6)

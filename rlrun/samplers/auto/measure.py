@@ -1,13 +1,14 @@
-"""Timing probes for ``sampler="auto"``: what an env step, an agent call, a collector step and a round
-trip to worker processes cost on this machine now, in about two seconds.
+"""Timing probes for ``sampler="auto"``: what an env step, an agent call, a collector step, a round trip
+to worker processes, a served step and a CpuSampler worker's overhead cost on this machine now, in three
+to six seconds (11 to 18 for Atari, whose envs start slowly).
 
 Env and agent costs are CPU seconds of this process (``time.process_time``, one torch thread, as a
 sampler worker runs), so other processes' load does not inflate them. The load enters as capacity:
 one, and then one per usable core, forked processes of ours step copies of the env for 0.2 s of wall
 time, and report the CPU time the scheduler gave them (so only the cores other processes leave count,
 whatever the scheduler's grouping) and their steps per CPU second (processes that slow each other down
-through shared caches, memory or SMT siblings count as fewer cores); see :func:`capacities`. Round trips are wall-clock times through real pipes to forked processes, so they carry the
-scheduling delays of the load they were measured under. An agent on a GPU is timed in wall-clock
+through shared caches, memory or SMT siblings count as fewer cores); see :func:`capacities`. Round
+trips are wall-clock times through real pipes to forked processes, so they carry the scheduling delays of the load they were measured under. An agent on a GPU is timed in wall-clock
 time (its call returns CPU tensors, so the time includes the device's work and copies).
 """
 
@@ -37,10 +38,8 @@ __all__ = [
     "CapacityProbe",
     "capacities",
     "median_capacities",
-    "ServedRun",
     "ServedStep",
     "served_step_costs",
-    "time_served",
     "SamplerRun",
     "run_sampler",
     "cpu_worker_extra",
@@ -350,9 +349,6 @@ class SamplerRun:
     worker_s: float
 
 
-ServedRun = SamplerRun  # what time_served returns
-
-
 def run_sampler(
     SamplerCls: Callable[..., Any],
     EnvCls: Callable[..., Any],
@@ -390,27 +386,6 @@ def run_sampler(
         sampler.shutdown()
 
 
-def time_served(
-    EnvCls: Callable[..., Any],
-    env_kwargs: dict[str, Any],
-    agent: Any,
-    workers: int,
-    batch_B: int,
-    batch_T: int,
-    seconds: float,
-) -> ServedRun:
-    """Run a GpuSampler with the run's envs and (a copy of) its agent, acting on the CPU, for ``seconds``.
-
-    The run's own envs and agent, not free ones: the master's work per step grows with what it copies
-    (Pong's frames, a Gaussian agent's means and deviations) and with workers that come back at different
-    moments (each one wakes it). On the 2-core VM the master of a 2-worker GpuSampler spent 313-334 us a
-    step on CartPole and 479 us on HalfCheetah, where the same probe on free envs read 240-250 us, and
-    the model built on it predicted 1.32-1.34 times the speed that layout ran at."""
-    from rlrun.samplers.parallel.gpu.sampler import GpuSampler
-
-    return run_sampler(GpuSampler, EnvCls, env_kwargs, agent, workers, batch_B, batch_T, seconds)
-
-
 def cpu_worker_extra(wall_s: float, costs: Costs, workers: int, batch_B: int, batch_T: int) -> float:
     """A CpuSampler worker's CPU seconds per time step beyond its parts (``cost_model.cpu_worker_parts``:
     its envs, its collector, its agent call), from the ``wall_s`` of a CpuSampler's :func:`run_sampler`
@@ -427,8 +402,8 @@ def cpu_worker_extra(wall_s: float, costs: Costs, workers: int, batch_B: int, ba
     return max(0.0, work - cpu_worker_parts(costs, workers, batch_B, batch_T))
 
 
-def served_step_costs(runs: dict[int, ServedRun], costs: Costs, batch_B: int, batch_T: int) -> ServedStep:
-    """Serving's costs from :func:`time_served` runs with one and with more workers (``{workers: run}``),
+def served_step_costs(runs: dict[int, SamplerRun], costs: Costs, batch_B: int, batch_T: int) -> ServedStep:
+    """Serving's costs from GpuSampler runs (:func:`run_sampler`) with one and with more workers (``{workers: run}``),
     less what the cost model counts apart (``costs``: the env steps, the agent's call, the round trips).
 
     A run's time per step less its agent call and its slowest worker's env steps (each at the share of a
@@ -552,10 +527,24 @@ def measure_costs(
                 memory_available_bytes=int(psutil.virtual_memory().available),
             )
             if settings.served:  # still before any CUDA context: the samplers fork
+                from rlrun.samplers.parallel.gpu.sampler import GpuSampler
+
+                # The run's own envs and agent, acting on the CPU, not free ones: the master's work per step
+                # grows with what it copies (Pong's frames, a Gaussian agent's means and deviations) and with
+                # workers that come back apart (each wakes it). On the 2-core VM the master of a 2-worker
+                # GpuSampler spent 313-334 us a step on CartPole and 479 us on HalfCheetah, where a probe on
+                # free envs read 240-250 us and the model built on it predicted 1.32-1.34 times their speed.
                 batch_B = max(sizes)
                 runs = {
-                    w: time_served(
-                        EnvCls, env_kwargs, copy.deepcopy(agent), w, batch_B, batch_T, settings.served_seconds
+                    w: run_sampler(
+                        GpuSampler,
+                        EnvCls,
+                        env_kwargs,
+                        copy.deepcopy(agent),
+                        w,
+                        batch_B,
+                        batch_T,
+                        settings.served_seconds,
                     )
                     for w in sorted({1, max(1, min(max_workers, batch_B))})
                 }
