@@ -8,8 +8,9 @@ one, and then one per usable core, forked processes of ours step copies of the e
 time, and report the CPU time the scheduler gave them (so only the cores other processes leave count,
 whatever the scheduler's grouping) and their steps per CPU second (processes that slow each other down
 through shared caches, memory or SMT siblings count as fewer cores); see :func:`capacities`. Round
-trips are wall-clock times through real pipes to forked processes, so they carry the scheduling delays of the load they were measured under. An agent on a GPU is timed in wall-clock
-time (its call returns CPU tensors, so the time includes the device's work and copies).
+trips are wall-clock times through real pipes to forked processes, so they carry the scheduling delays
+of the load they were measured under. An agent on a GPU is timed in wall-clock time (its call returns
+CPU tensors, so the time includes the device's work and copies).
 """
 
 from __future__ import annotations
