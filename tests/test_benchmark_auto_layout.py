@@ -4,14 +4,18 @@ run_all.py reads are there."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
+import sys
+from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(180)
 def test_auto_layout_benchmark_quick_reports_every_layout_and_auto_share_quiet_and_loaded(tmp_path, run_benchmark):
     out = tmp_path / "auto_layout.txt"
@@ -27,4 +31,24 @@ def test_auto_layout_benchmark_quick_reports_every_layout_and_auto_share_quiet_a
     assert re.search(r"rounds spread, 1 busy neighbours: median \d+%, largest \d+%", text)
     assert re.search(r"auto's least share of the best: \d\.\d\d", text)
     assert re.search(r"largest prediction error: \d+%", text)
+    assert re.search(r"each round's fastest / best measured: \d\.\d\d$", text, re.MULTILINE)
+    assert re.search(r"one round's fastest, 1 busy neighbours: least share of the best \d\.\d\d, \d+ of 1 below", text)
     assert "choice: " in out.read_text()
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("auto_layout", ROOT / "benchmarks" / "auto_layout.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["auto_layout"] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.timeout(60)
+def test_each_rounds_fastest_is_scored_by_its_median_against_the_best_median():
+    round_pick_shares = load_script().round_pick_shares
+    # "a" is best by its median (100); round 2's noise made "b" fastest there, and b's median is 80.
+    timings = {"a": [100.0, 60.0, 100.0], "b": [90.0, 80.0, 70.0], "c": [10.0, 10.0, 10.0]}
+    assert round_pick_shares(timings) == [1.0, 0.8, 1.0]
+    # Quiet timings that agree pick the best every round.
+    assert round_pick_shares({"a": [5.0, 5.1], "b": [4.0, 4.1]}) == [1.0, 1.0]
