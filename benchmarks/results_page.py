@@ -82,6 +82,7 @@ PAIRS = {
             reports=(
                 "benchmarks/results/2026-12-05-2cpu-vm-pong-ppo-cleanrl-84x84-seed1.md",
                 "benchmarks/results/2026-12-05-2cpu-vm-pong-ppo-cleanrl-84x84-seed2.md",
+                "benchmarks/results/2026-12-06-2cpu-vm-pong-ppo-cleanrl-84x84-seed0.md",
             ),
         ),
         Pair(
