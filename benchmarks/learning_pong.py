@@ -232,9 +232,21 @@ def write_report(run_dir: Path, algo: str, target: float, out_dir: Path, command
     return path, reached
 
 
+def algo_of_run(run_dir: Path) -> str | None:
+    """The preset a run folder was trained with, from the name :func:`train` gives its parent (``pong_ALGO``):
+    a report titled and compared by another preset's figures would mislead."""
+    prefix, _, algo = run_dir.resolve().parent.name.partition("_")
+    return algo if prefix == "pong" and algo in ALGO_FLAGS else None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--algo", choices=sorted(ALGO_FLAGS), default="a2c")
+    parser.add_argument(
+        "--algo",
+        choices=sorted(ALGO_FLAGS),
+        default=None,
+        help="the preset (default: a2c; with --report, the one the run folder was made with, pong_ALGO/run_N)",
+    )
     parser.add_argument("--frames", type=int, default=10_000_000, help="emulator frames (agent steps x 4)")
     parser.add_argument("--log-interval", type=int, default=50_000, help="agent steps between log rows")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
@@ -254,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
         help="only print the `rlrun train` options of --algo's preset, one per line (for scripts: gpu_pong_ppo.sh)",
     )
     args = parser.parse_args(argv)
+    if args.algo is None:
+        args.algo = (args.report and algo_of_run(Path(args.report))) or "a2c"
     if args.print_flags:
         print("\n".join(ALGO_FLAGS[args.algo]))
         return 0
@@ -261,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     if args.report:
         run_dir, code = Path(args.report), 0
-        command = f"python benchmarks/learning_pong.py --report {args.report}"
+        command = f"python benchmarks/learning_pong.py --algo {args.algo} --report {args.report}"
     else:
         code, run_dir = train(args)
         command = "python benchmarks/learning_pong.py " + " ".join(argv if argv is not None else sys.argv[1:])

@@ -28,6 +28,19 @@ def write_progress(run_dir: Path, rows: str) -> None:
 
 
 @pytest.mark.timeout(60)
+def test_a_report_without_algo_takes_the_preset_from_the_run_folders_name(tmp_path):
+    pong = load_script()
+    run = tmp_path / "pong_ppo-cleanrl" / "run_0"  # as train() names it
+    write_progress(run, "250000,150,-20.5\n500000,300,-3.0\n")
+    pong.main(["--report", str(run), "--out-dir", str(tmp_path / "out")])
+    (report,) = (tmp_path / "out").glob("*-pong-ppo-cleanrl.md")
+    text = report.read_text()
+    assert "PPO-CLEANRL" in text and "CleanRL PPO" in text and "Baselines A2C" not in text
+    assert f"--algo ppo-cleanrl --report {run}" in text
+    assert pong.algo_of_run(tmp_path / "elsewhere" / "run_0") is None  # no preset in the name: a2c, the default
+
+
+@pytest.mark.timeout(60)
 def test_the_report_gives_frames_wall_time_and_the_first_row_at_the_target(tmp_path):
     pong = load_script()
     run = tmp_path / "run_0"
