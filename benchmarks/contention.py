@@ -23,7 +23,11 @@ same shell; ``own`` gives each its own session, like programs started from other
 autogroup scheduler shares the CPUs fairly between sessions, so there a run's share of the CPUs does
 not grow with its number of processes.
 
-The four configurations run in turn in each of ``--repeats`` rounds, in an order that rotates from
+``--auto`` adds ``sampler="auto"``, quiet and loaded, as ``rlrun train`` runs it: its probes choose the
+layout in the training process, and their time counts in its wall time, since a user's run pays it too.
+The report then also gives auto loaded / Serial loaded (target <= 1.0) and auto's choices.
+
+The four (six) configurations run in turn in each of ``--repeats`` rounds, in an order that rotates from
 round to round, so a drift of the machine's speed (other users, the VM) hits them alike. The table
 shows medians over rounds, and the cores that processes outside this benchmark kept busy during
 each run (``others``; 0 on a machine nobody else uses). A ratio is the median over rounds of the
@@ -31,7 +35,8 @@ ratio within a round. The targets:
 
 - CpuSampler loaded / SerialSampler loaded <= 1.0: the parallel sampler is no slower than the serial
   one under the same load;
-- CpuSampler loaded / CpuSampler quiet <= 2.0: it loses at most 2x against its quiet speed.
+- CpuSampler loaded / CpuSampler quiet <= 2.0: it loses at most 2x against its quiet speed;
+- with ``--auto``, auto loaded / Serial loaded <= 1.0.
 
 ``--check`` exits 1 when a target is missed. ``--out FILE`` also writes the report, with every run's
 numbers, to FILE.
@@ -57,6 +62,7 @@ import time
 import traceback
 from dataclasses import asdict, dataclass
 from multiprocessing.connection import Connection
+from typing import Any
 
 import psutil
 import torch
@@ -67,13 +73,16 @@ from rlrun.algos.pg.ppo import PPO
 from rlrun.envs.gym import make
 from rlrun.experiments.configs.cartpole import CONFIGS as CARTPOLE
 from rlrun.runners.minibatch_rl import MinibatchRlEval
+from rlrun.samplers.auto import auto_layout
+from rlrun.samplers.auto.apply import layout_affinity, sampler_class
 from rlrun.samplers.parallel.cpu.sampler import CpuSampler
 from rlrun.samplers.serial.sampler import SerialSampler
 from rlrun.utils.logging import logger
 
 CONFIGS = [("serial", False), ("cpu", False), ("serial", True), ("cpu", True)]
-LABELS = {"serial": "SerialSampler", "cpu": "CpuSampler"}
-TARGETS = {"loaded_cpu_to_serial": 1.0, "loaded_cpu_to_quiet": 2.0}
+AUTO_CONFIGS = [("auto", False), ("auto", True)]  # with --auto
+LABELS = {"serial": "SerialSampler", "cpu": "CpuSampler", "auto": 'sampler="auto"'}
+TARGETS = {"loaded_cpu_to_serial": 1.0, "loaded_cpu_to_quiet": 2.0, "loaded_auto_to_serial": 1.0}
 # A busy loop that leaves once this script is gone (its parent pid changes), should it be killed
 # without running its cleanup; the check every 10^6 iterations costs nothing measurable.
 NEIGHBOUR_CODE = (
@@ -111,6 +120,8 @@ class RunResult:
     master_torch_threads: int
     final_return: float
     other_cores: float = 0.0  # cores that processes outside this benchmark kept busy meanwhile
+    probe_seconds: float = 0.0  # sampler="auto": its probes, counted in ``seconds`` (a user's run pays them)
+    layout: str = ""  # sampler="auto": the layout it chose
 
 
 # ------------------------------------------------------------------------------------ one training
@@ -122,7 +133,14 @@ def train_once(sampler: str, n_steps: int, log_interval: int, master_torch_threa
     ``master_torch_threads=None`` passes ``affinity=None`` to the runner.
     """
     config = CARTPOLE["ppo"]
-    SamplerCls = CpuSampler if sampler == "cpu" else SerialSampler
+    SamplerCls: Any = CpuSampler if sampler == "cpu" else SerialSampler
+    affinity: Any = None if master_torch_threads is None else dict(master_torch_threads=master_torch_threads)
+    probe_seconds, layout = 0.0, ""
+    if sampler == "auto":  # as rlrun train does it: measure, choose, then build the chosen layout
+        probes_started = time.perf_counter()
+        choice = auto_layout(make, dict(id="CartPole-v1"), CategoricalPgAgent(**config["agent"]), **config["sampler"])
+        probe_seconds, layout = time.perf_counter() - probes_started, choice.layout.label
+        SamplerCls, affinity = sampler_class(choice.layout.kind), layout_affinity(choice.layout)
     seen: dict[str, int] = {}
     spent = dict(sample=0.0, optimize=0.0, eval=0.0)
 
@@ -156,7 +174,7 @@ def train_once(sampler: str, n_steps: int, log_interval: int, master_torch_threa
         n_steps=n_steps,
         seed=0,
         log_interval_steps=log_interval,
-        affinity=None if master_torch_threads is None else dict(master_torch_threads=master_torch_threads),
+        affinity=affinity,
     )
     runner.sampler.obtain_samples = timed("sample", runner.sampler.obtain_samples)
     runner.sampler.evaluate_agent = timed("eval", runner.sampler.evaluate_agent)
@@ -171,7 +189,7 @@ def train_once(sampler: str, n_steps: int, log_interval: int, master_torch_threa
         (end.ru_utime + end.ru_stime) - (begin.ru_utime + begin.ru_stime) for begin, end in zip(cpu_start, cpu_end)
     )
     return dict(
-        seconds=seconds,
+        seconds=seconds + probe_seconds,
         sample_seconds=spent["sample"],
         optimize_seconds=spent["optimize"],
         eval_seconds=spent["eval"],
@@ -179,6 +197,8 @@ def train_once(sampler: str, n_steps: int, log_interval: int, master_torch_threa
         workers_cpu_seconds=workers_cpu,
         master_torch_threads=seen.get("threads", -1),
         final_return=float(result.get("ReturnAverage", float("nan"))),
+        probe_seconds=probe_seconds,
+        layout=layout,
     )
 
 
@@ -251,7 +271,7 @@ def run_child(sampler: str, loaded: bool, args: argparse.Namespace) -> RunResult
     The process is forked from this one, which imported torch but never ran an op in parallel, so
     its thread pools start as in a fresh interpreter, without paying the imports again.
     """
-    threads = args.cpu_master_threads if sampler == "cpu" else args.serial_master_threads
+    threads = {"cpu": args.cpu_master_threads, "serial": args.serial_master_threads}.get(sampler, 0)
     ctx = mp.get_context("fork")
     receive, send = ctx.Pipe(duplex=False)
     busy0, ours0 = busy_cpu_seconds()
@@ -308,7 +328,7 @@ def report(rounds: list[dict[tuple[str, bool], RunResult]], args: argparse.Names
         f"\n{'sampler':<14} {'machine':<18} {'wall s':>7} {'range':>11} {'sample':>7} {'optim':>6} {'eval':>6} "
         f"{'cpu master':>10} {'cpu workers':>11} {'threads':>7} {'others':>6}"
     ]
-    for sampler, loaded in CONFIGS:
+    for sampler, loaded in args.configs:
         runs = [r[(sampler, loaded)] for r in rounds]
         seconds = [run.seconds for run in runs]
 
@@ -351,6 +371,24 @@ def report(rounds: list[dict[tuple[str, bool], RunResult]], args: argparse.Names
     )
     lines.append(f"  {'SerialSampler loaded / Serial quiet':<40} {ratio(('serial', True), ('serial', False)):6.2f}")
     lines.append(f"  {'CpuSampler quiet / Serial quiet':<40} {ratio(('cpu', False), ('serial', False)):6.2f}")
+    if ("auto", True) in args.configs:
+        lines.append(
+            ratio_line(
+                "auto loaded / Serial loaded",
+                ratio(("auto", True), ("serial", True)),
+                TARGETS["loaded_auto_to_serial"],
+                misses,
+            )
+        )
+        lines.append(f"  {'auto quiet / Serial quiet':<40} {ratio(('auto', False), ('serial', False)):6.2f}")
+        for loaded in (False, True):
+            runs = [r[("auto", loaded)] for r in rounds]
+            probes = statistics.median(run.probe_seconds for run in runs)
+            chosen = ", ".join(run.layout for run in runs)
+            machine = f"{args.neighbours} busy neighbours" if loaded else "quiet"
+            lines.append(
+                f"  auto, {machine}: chose {chosen}; its probes took {probes:.2f} s (median), in its wall time"
+            )
     return "\n".join(lines), misses
 
 
@@ -374,10 +412,14 @@ def main(argv: list[str] | None = None) -> int:
         "--serial-master-threads", type=int, default=1, help="SerialSampler runs: the same (1, as quick_start)"
     )
     parser.add_argument("--run-timeout", type=float, default=600.0, help="seconds before one training is given up")
+    parser.add_argument(
+        "--auto", action="store_true", help='also time sampler="auto", its probes counted, quiet and loaded'
+    )
     parser.add_argument("--quick", action="store_true", help="smoke run: 1024 steps, one round")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--out", default=None, help="also write the report to this file")
     args = parser.parse_args(argv)
+    args.configs = CONFIGS + (AUTO_CONFIGS if args.auto else [])
     if args.quick:
         args.n_steps, args.log_interval, args.repeats = 1024, 1024, 1
     if min(args.n_steps, args.log_interval, args.repeats) < 1:
@@ -399,7 +441,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     rounds: list[dict[tuple[str, bool], RunResult]] = []
     for i in range(args.repeats):
-        order = CONFIGS[i % len(CONFIGS) :] + CONFIGS[: i % len(CONFIGS)]
+        configs = args.configs
+        order = configs[i % len(configs) :] + configs[: i % len(configs)]
         rounds.append({})
         for sampler, loaded in order:
             check_stop()
@@ -419,7 +462,7 @@ def main(argv: list[str] | None = None) -> int:
         runs = [
             f"round {i + 1} {LABELS[s]} {'loaded' if ld else 'quiet'}: {json.dumps(asdict(r[(s, ld)]))}"
             for i, r in enumerate(rounds)
-            for s, ld in CONFIGS
+            for s, ld in args.configs
         ]
         with open(args.out, "w") as f:
             f.write(header + "\n" + text + "\n\nEvery run:\n" + "\n".join(runs) + "\n")

@@ -3,6 +3,7 @@ leaves its busy neighbours behind."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -34,6 +35,22 @@ def test_contention_benchmark_quick_prints_every_configuration_and_both_ratios_a
         assert re.search(rf"{re.escape(ratio)}\s+\d+\.\d\d\s+target <= ", text), f"no value for {ratio!r}:\n{text}"
     report = out.read_text()
     assert "CpuSampler loaded / Serial loaded" in report and report.count('"seconds"') == 4
+
+
+@pytest.mark.timeout(150)
+def test_contention_benchmark_with_auto_times_its_choice_with_the_probes_counted(tmp_path, run_benchmark):
+    out = tmp_path / "contention.txt"
+    result = run_benchmark("contention.py", "--quick", "--auto", "--neighbours", "1", "--out", str(out), timeout=140)
+    text = result.stdout
+    for machine in ("quiet", "1 busy neighbours"):
+        assert re.search(rf'sampler="auto"\s+{machine}\s+\d+\.\d\d', text), text
+        assert re.search(rf"auto, {machine}: chose \S.*; its probes took \d+\.\d\d s", text), text
+    assert re.search(r"auto loaded / Serial loaded\s+\d+\.\d\d\s+target <= 1", text), text
+    lines = out.read_text().splitlines()
+    runs = [json.loads(line.split(": ", 1)[1]) for line in lines if line.startswith("round ") and "auto" in line]
+    assert len(runs) == 2
+    for run in runs:  # the probes ran in the training process and count in its wall time
+        assert run["probe_seconds"] > 0.0 and run["seconds"] > run["probe_seconds"] and run["layout"]
 
 
 def neighbours_of(process: psutil.Process) -> list[psutil.Process]:
