@@ -9,6 +9,9 @@ Printed per workload and machine: each layout's measured and predicted steps/s a
 choice, and its measured speed as a share of the best layout measured. Beside it, the same share for the
 layout that was fastest in each round: what a choice made by timing every layout once would get, the
 bound that the measurement's own noise puts on any choice.
+Before the probes, the screen that auto runs first when told a run's length
+(``rlrun.samplers.auto.screen``) times the workload's SerialSampler and estimates the probes' time: the
+report gives that speed against the grid's serial, and the estimate against the probes' time.
 
 Workloads (``--only`` picks some):
 - ``cartpole``: CartPole-v1, the MLP ``CategoricalPgAgent``, ``batch_B=8``, ``batch_T=32`` (the PPO config);
@@ -47,6 +50,7 @@ from rlrun.samplers.auto.apply import layout_affinity, sampler_class  # noqa: E4
 from rlrun.samplers.auto.busy_env import BusyEnv  # noqa: E402
 from rlrun.samplers.auto.cost_model import predict  # noqa: E402
 from rlrun.samplers.auto.measure import measure_costs, usable_cores  # noqa: E402
+from rlrun.samplers.auto.screen import screen_run  # noqa: E402
 
 PREDICTION_TOLERANCE = 0.20
 AUTO_SHARE_TARGET = 0.95
@@ -145,6 +149,17 @@ def round_pick_shares(timings: dict[Layout, list[float]]) -> list[float]:
 
 
 @dataclass
+class ScreenCheck:
+    """The screen auto runs before its probes (``rlrun.samplers.auto.screen``): its timing of the run's
+    SerialSampler and its estimate of the probes' time, beside what the grid and the probes took."""
+
+    serial_steps_per_s: float
+    seconds: float  # the screen's own wall time, its SerialSampler's start included
+    probe_estimate_s: float
+    probe_s: float
+
+
+@dataclass
 class Result:
     workload: str
     machine: str
@@ -153,6 +168,7 @@ class Result:
     choice: Layout
     choice_text: str
     round_picks: list[float]  # round_pick_shares of the grid's timings
+    screen: ScreenCheck | None = None
 
     @property
     def best(self) -> Row:
@@ -171,12 +187,22 @@ def run_workload(workload: Workload, machine: str, args: argparse.Namespace) -> 
         ProbeSettings() if not args.quick else ProbeSettings(0.05, 0.02, 0.05, 0.05, 4, 0.05, cpu_sampler_seconds=0.05)
     )
     threads = torch.get_num_threads()
+    sizes = call_sizes(workload.batch_B, cores)
+    # What auto does first when told the run's length: time the run's SerialSampler and estimate the full probes'
+    # time. With n_steps=0 the one-env bound never settles it, so the SerialSampler always runs; the report
+    # compares its speed with the grid's serial and the estimate with the probes' time.
+    screen_started = time.perf_counter()
+    screen = screen_run(
+        workload.EnvCls, workload.env_kwargs, workload.new_agent(), workload.batch_B, workload.batch_T, 0, cores,
+        len(set(sizes) | {1}), settings,
+    )  # fmt: skip
+    screen_s = time.perf_counter() - screen_started
     probes_started = time.perf_counter()
     costs = measure_costs(
         workload.EnvCls,
         workload.env_kwargs,
         workload.new_agent(),
-        call_sizes(workload.batch_B, cores),
+        sizes,
         workload.batch_T,
         cores,
         None,
@@ -207,8 +233,9 @@ def run_workload(workload: Workload, machine: str, args: argparse.Namespace) -> 
         )
         for layout, times in timings.items()
     ]
-    text = f"{choice.format()}\n  auto's probes took {probes_s:.2f} s"
-    return Result(workload.name, machine, costs, rows, choice.layout, text, round_pick_shares(timings))
+    text = f"{choice.format()}\n  auto's probes took {probes_s:.2f} s, estimated beforehand at {screen.probe_s:.2f} s"
+    serial_screen = ScreenCheck(1.0 / screen.step_s, screen_s, screen.probe_s, probes_s)
+    return Result(workload.name, machine, costs, rows, choice.layout, text, round_pick_shares(timings), serial_screen)
 
 
 def report(results: list[Result]) -> tuple[str, list[str]]:
@@ -227,6 +254,12 @@ def report(results: list[Result]) -> tuple[str, list[str]]:
             )
             if abs(ratio - 1.0) > PREDICTION_TOLERANCE:
                 misses.append(f"{result.workload} {result.machine} {row.layout.label}: predicted/measured {ratio:.2f}")
+        serial = next((row for row in result.rows if row.layout.kind == "serial"), None)
+        if result.screen is not None and serial is not None:
+            lines.append(
+                f"  the screen ({result.screen.seconds:.2f} s): serial at {result.screen.serial_steps_per_s:,.0f} steps/s,"
+                f" {result.screen.serial_steps_per_s / serial.measured:.2f}x the grid's serial"
+            )
         share = result.auto_share
         lines.append(f"  auto's choice / best measured ({result.best.layout.label}): {share:.2f}")
         picks = ", ".join(f"{p:.2f}" for p in result.round_picks)
@@ -241,6 +274,14 @@ def report(results: list[Result]) -> tuple[str, list[str]]:
     lines.append(f"auto's least share of the best: {min(shares):.2f} (target >= {AUTO_SHARE_TARGET})")
     lines.append(f"largest prediction error: {100 * max(errors):.0f}% (target <= {100 * PREDICTION_TOLERANCE:.0f}%)")
     lines.append(f"median prediction error: {100 * statistics.median(errors):.0f}%")
+    screens = [r.screen for r in results if r.screen is not None]
+    if screens:
+        estimates = [sc.probe_estimate_s / sc.probe_s for sc in screens]
+        seconds = [sc.seconds for sc in screens]
+        lines.append(
+            f"the screen: {min(seconds):.2f}-{max(seconds):.2f} s; its estimate / the probes' time:"
+            f" {min(estimates):.2f}-{max(estimates):.2f} (median {statistics.median(estimates):.2f})"
+        )
     # A prediction cannot be judged closer than the measurement repeats: the rounds' spread says how far that is.
     for machine in dict.fromkeys(r.machine for r in results):
         spreads = [row.spread for r in results if r.machine == machine for row in r.rows]

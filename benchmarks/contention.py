@@ -23,8 +23,10 @@ same shell; ``own`` gives each its own session, like programs started from other
 autogroup scheduler shares the CPUs fairly between sessions, so there a run's share of the CPUs does
 not grow with its number of processes.
 
-``--auto`` adds ``sampler="auto"``, quiet and loaded, as ``rlrun train`` runs it: its probes choose the
-layout in the training process, and their time counts in its wall time, since a user's run pays it too.
+``--auto`` adds ``sampler="auto"``, quiet and loaded, as ``rlrun train`` runs it, told the run's
+``n_steps``: it times the run's SerialSampler, and measures every layout only when the run is long
+enough for that to pay (``rlrun.samplers.auto.screen``); it chooses in the training process, and its
+probes' time counts in the run's wall time, since a user's run pays it too.
 The report then also gives auto loaded / Serial loaded (target <= 1.0) and auto's choices.
 
 The four (six) configurations run in turn in each of ``--repeats`` rounds, in an order that rotates from
@@ -138,7 +140,8 @@ def train_once(sampler: str, n_steps: int, log_interval: int, master_torch_threa
     probe_seconds, layout = 0.0, ""
     if sampler == "auto":  # as rlrun train does it: measure, choose, then build the chosen layout
         probes_started = time.perf_counter()
-        choice = auto_layout(make, dict(id="CartPole-v1"), CategoricalPgAgent(**config["agent"]), **config["sampler"])
+        agent = CategoricalPgAgent(**config["agent"])
+        choice = auto_layout(make, dict(id="CartPole-v1"), agent, **config["sampler"], n_steps=n_steps)
         probe_seconds, layout = time.perf_counter() - probes_started, choice.layout.label
         SamplerCls, affinity = sampler_class(choice.layout.kind), layout_affinity(choice.layout)
     seen: dict[str, int] = {}
@@ -441,8 +444,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     rounds: list[dict[tuple[str, bool], RunResult]] = []
     for i in range(args.repeats):
-        configs = args.configs
-        order = configs[i % len(configs) :] + configs[: i % len(configs)]
+        order = args.configs[i % len(args.configs) :] + args.configs[: i % len(args.configs)]
         rounds.append({})
         for sampler, loaded in order:
             check_stop()

@@ -46,11 +46,12 @@ def build_and_train(
     resume: bool = False,
     sampler: str = "auto",
 ):
-    # sampler="auto" times CartPole and the agent here for a second or two and prints which sampler
-    # layout it predicts fastest (docs/choosing_a_sampler.md); "serial" or "cpu" name one instead.
+    # sampler="auto" times this run's SerialSampler for a few batches; for a run long enough to pay for it,
+    # it then measures CartPole, the agent and the machine for a few seconds and prints which sampler layout
+    # it predicts fastest (docs/choosing_a_sampler.md). "serial" or "cpu" name one instead.
     choice = None
     if sampler == "auto":
-        choice = choose_for_run(make, dict(id="CartPole-v1"), CategoricalPgAgent, CONFIGS["ppo"]["agent"], CONFIGS["ppo"]["sampler"])  # fmt: skip
+        choice = choose_for_run(make, dict(id="CartPole-v1"), CategoricalPgAgent, CONFIGS["ppo"]["agent"], CONFIGS["ppo"]["sampler"], n_steps=n_steps)  # fmt: skip
         layout = choice.layout
     else:
         layout = Layout("serial") if sampler == "serial" else Layout("cpu", 2)

@@ -33,6 +33,10 @@ def test_auto_layout_benchmark_quick_reports_every_layout_and_auto_share_quiet_a
     assert re.search(r"largest prediction error: \d+%", text)
     assert re.search(r"each round's fastest / best measured: \d\.\d\d$", text, re.MULTILINE)
     assert re.search(r"one round's fastest, 1 busy neighbours: least share of the best \d\.\d\d, \d+ of 1 below", text)
+    # The screen auto runs first when told a run's length: its serial timing against the grid's, its estimate.
+    assert re.search(r"^  the screen \(\d+\.\d\d s\): serial at [\d,]+ steps/s, \d+\.\d\dx the grid's serial$", text, re.MULTILINE)  # fmt: skip
+    assert re.search(r"auto's probes took \d+\.\d\d s, estimated beforehand at \d+\.\d\d s", text)
+    assert re.search(r"the screen: [\d.]+-[\d.]+ s; its estimate / the probes' time: [\d.]+-[\d.]+ \(median [\d.]+\)", text)  # fmt: skip
     assert "choice: " in out.read_text()
 
 

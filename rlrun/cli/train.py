@@ -59,8 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--env", help="a Gymnasium id (CartPole-v1, Pendulum-v1, Hopper-v5) or an ALE game (pong) (required, unless --resume)")  # fmt: skip
     parser.add_argument(
         "--sampler", "--sample_mode", default="auto", choices=SAMPLERS,
-        help="auto measures the env and the agent here for a few seconds and picks the fastest layout, printing "
-        "its table (`rlrun tune-sampler` prints it without training; docs/choosing_a_sampler.md) (default: %(default)s)",
+        help="auto times the run's serial sampler, and for a run long enough to pay for it measures the env and "
+        "the agent for a few seconds and picks the fastest layout, printing its table (`rlrun tune-sampler` prints "
+        "it without training; docs/choosing_a_sampler.md) (default: %(default)s)",
     )  # fmt: skip
     parser.add_argument(
         "--steps", "--n-steps", "--n_steps", type=_count, default=None,

@@ -160,7 +160,10 @@ def choose_auto(
     check_cuda_idx(cuda_idx)
     _AlgoCls, AgentCls = agent_and_algo_classes(algo, env.family, recurrent)
     try:
-        return choose_for_run(env_class(env), dict(config["env"]), AgentCls, agent_kwargs_of(config), config["sampler"], workers, cuda_idx)  # fmt: skip
+        return choose_for_run(
+            env_class(env), dict(config["env"]), AgentCls, agent_kwargs_of(config), config["sampler"], workers,
+            cuda_idx, n_steps=int(config["runner"]["n_steps"]),
+        )  # fmt: skip
     except (TypeError, ValueError) as error:
         raise ConfigError(f"sampler=auto could not measure this run: {error}") from error
 

@@ -81,12 +81,24 @@ def test_auto_trains_on_a_slow_custom_env_and_checks_its_speed():
 
 @pytest.mark.timeout(120)
 def test_tune_sampler_prints_the_measurements_the_candidates_and_the_choice(capsys):
-    code = cli_main(["tune-sampler", "--algo", "ppo", "--env", "CartPole-v1", "--n-envs", "4", "--batch-T", "8"])
+    args = ["tune-sampler", "--algo", "ppo", "--env", "CartPole-v1", "--n-envs", "4", "--batch-T", "8", "--full"]
+    code = cli_main(args)
     out = capsys.readouterr().out
     assert code == 0, out
     assert "sampler=auto: batch_B=4, batch_T=8; measured env step" in out
     assert "\n  serial " in out or "\n* serial " in out
     assert "choice: " in out
+
+
+@pytest.mark.timeout(60)
+def test_tune_sampler_judges_the_runs_length_as_rlrun_train_does(capsys):
+    args = ["tune-sampler", "--algo", "ppo", "--env", "CartPole-v1", "--n-envs", "4", "--batch-T", "8", "--steps", "1000"]  # fmt: skip
+    code = cli_main(args)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "sampler=auto: batch_B=4, batch_T=8; 1,000 steps at " in out
+    assert "keeping serial without further probes" in out and "measured env step" not in out
+    assert "--full measures every layout anyway" in out
 
 
 def test_tune_sampler_refuses_workers_that_fit_no_layout(capsys):

@@ -1,10 +1,11 @@
 """``sampler="auto"``: measure the env and the agent on this machine, predict every layout's speed, pick.
 
-    choice = auto_layout(EnvCls, env_kwargs, agent, batch_B=16, batch_T=5)
+    choice = auto_layout(EnvCls, env_kwargs, agent, batch_B=16, batch_T=5, n_steps=10_000_000)
     print(choice.format())          # what was measured, each candidate's prediction, the choice and why
     choice.layout.kind, choice.layout.workers    # "serial" | "cpu" | "gpu" | "alternating", and its workers
 
-:mod:`.measure` times the probes, :mod:`.cost_model` predicts from the costs (pure functions),
+:mod:`.screen` tells a run too short for the full probes to pay (it keeps serial), :mod:`.measure` times
+the probes, :mod:`.cost_model` predicts from the costs (pure functions),
 :mod:`.choose` lists the candidates the run allows and picks, :mod:`.self_check` compares the first
 batches' speed with the prediction, and :mod:`.project` prints predictions for costs given by hand
 (another machine's).
@@ -12,13 +13,15 @@ batches' speed with the prediction, and :mod:`.project` prints predictions for c
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from rlrun.samplers.auto.choose import Choice, Constraints, candidates, choose
+from rlrun.samplers.auto.choose import Choice, Constraints, candidates, choose, serial_from_screen
 from rlrun.samplers.auto.cost_model import KINDS, AgentCost, Costs, Kind, Layout, Prediction, predict, split_envs
 from rlrun.samplers.auto.measure import ProbeSettings, measure_costs, usable_cores
+from rlrun.samplers.auto.screen import Screen, screen_run
 from rlrun.samplers.auto.self_check import SpeedCheck, attach_speed_check
 
 __all__ = [
@@ -31,6 +34,7 @@ __all__ = [
     "Layout",
     "Prediction",
     "ProbeSettings",
+    "Screen",
     "SpeedCheck",
     "attach_speed_check",
     "auto_layout",
@@ -61,6 +65,7 @@ def auto_layout(
     batch_B: int,
     batch_T: int,
     *,
+    n_steps: int | None = None,
     workers: int | None = None,
     cuda_idx: int | None = None,
     asynchronous: bool = False,
@@ -69,8 +74,10 @@ def auto_layout(
 ) -> Choice:
     """Measure (a few seconds) and choose the layout for one run; ``agent`` is left uninitialised.
 
-    ``workers``: the user's count, kept; ``asynchronous``: the optimiser keeps a core; ``kinds``: the
-    sampler kinds allowed (the served ones need a master acting for every env).
+    ``n_steps``: the env steps the run samples. Given, a run too short for the full probes to pay keeps
+    serial after timing its SerialSampler alone (:mod:`rlrun.samplers.auto.screen`); None measures every
+    layout whatever the run's length. ``workers``: the user's count, kept; ``asynchronous``: the optimiser
+    keeps a core; ``kinds``: the sampler kinds allowed (the served ones need a master acting for every env).
     """
     constraints = Constraints(batch_B, batch_T, workers, asynchronous, kinds)
     max_workers = workers or max(1, usable_cores() - int(asynchronous))
@@ -79,7 +86,14 @@ def auto_layout(
     settings = dataclasses.replace(
         settings, served=settings.served and served, cpu_sampler=settings.cpu_sampler and "cpu" in kinds
     )
-    costs = measure_costs(
-        EnvCls, env_kwargs, agent, call_sizes(batch_B, max_workers), batch_T, max_workers, cuda_idx, settings
-    )
-    return choose(costs, constraints)
+    sizes = call_sizes(batch_B, max_workers)
+    screen = None
+    if n_steps is not None and cuda_idx is None and "serial" in kinds and workers is None:
+        n_sizes = len(set(sizes) | {1})  # measure_costs times size 1 too
+        screen = screen_run(
+            EnvCls, env_kwargs, copy.deepcopy(agent), batch_B, batch_T, n_steps, max_workers, n_sizes, settings
+        )
+        if not screen.worth_probing:
+            return serial_from_screen(screen, constraints)
+    costs = measure_costs(EnvCls, env_kwargs, agent, sizes, batch_T, max_workers, cuda_idx, settings)
+    return dataclasses.replace(choose(costs, constraints), screen=screen)

@@ -13,8 +13,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rlrun.samplers.auto.cost_model import KINDS, Costs, Kind, Layout, Prediction, predict
+from rlrun.samplers.auto.screen import Screen
 
-__all__ = ["MARGIN", "PROCESS_MEMORY_BYTES", "Constraints", "Choice", "candidates", "choose", "format_costs"]
+__all__ = [
+    "MARGIN",
+    "PROCESS_MEMORY_BYTES",
+    "Constraints",
+    "Choice",
+    "candidates",
+    "choose",
+    "format_costs",
+    "serial_from_screen",
+]
 
 MARGIN = 0.05  # a simpler layout within 5% of the fastest prediction is kept
 PROCESS_MEMORY_BYTES = 150 * 2**20  # what one forked worker adds besides its envs (Python, torch's pages it touches)
@@ -40,20 +50,26 @@ class Constraints:
 
 @dataclass(frozen=True)
 class Choice:
-    """The picked layout, every candidate's prediction (fastest first) and the reason in words."""
+    """The picked layout, every candidate's prediction (fastest first) and the reason in words.
+
+    ``costs`` is None when the run was too short for the full probes (``screen`` says why): the table
+    then holds serial alone, predicted at the speed its SerialSampler was measured at."""
 
     layout: Layout
     prediction: Prediction
     table: tuple[tuple[Layout, Prediction], ...]
     reason: str
-    costs: Costs
+    costs: Costs | None
     constraints: Constraints
     dropped: tuple[str, ...] = field(default=())
+    screen: Screen | None = None
 
     def format(self) -> str:
         """The short table printed at start-up and by ``rlrun tune-sampler``."""
         c = self.constraints
-        lines = [f"sampler=auto: batch_B={c.batch_B}, batch_T={c.batch_T}; measured {format_costs(self.costs)}"]
+        said = [] if self.screen is None else [self.screen.format()]
+        said += [] if self.costs is None else [f"measured {format_costs(self.costs)}"]
+        lines = [f"sampler=auto: batch_B={c.batch_B}, batch_T={c.batch_T}; " + "\n  ".join(said)]
         lines.append(f"  {'layout':<32} {'envs/worker':<14} {'steps/s':>9}  limited by")
         for layout, prediction in self.table:
             mark = "*" if layout == self.layout else " "
@@ -130,6 +146,18 @@ def choose(costs: Costs, constraints: Constraints) -> Choice:
             f"{prediction.steps_per_s / best.steps_per_s:.2f}x of it)"
         )
     return Choice(layout, prediction, tuple(table), reason, costs, constraints, tuple(dropped))
+
+
+def serial_from_screen(screen: Screen, constraints: Constraints) -> Choice:
+    """Serial for a run too short for the full probes to pay (``screen.worth_probing`` is False),
+    predicted at the speed its SerialSampler was measured at."""
+    layout = Layout("serial")
+    prediction = Prediction(1.0 / screen.step_s, "measured: this run's SerialSampler", (constraints.batch_B,))
+    reason = (
+        f"the run is too short for measuring every layout to pay: at most {screen.saving_s:.1f} s of sampling "
+        f"to save, against {screen.probe_s:.1f} s of probes"
+    )
+    return Choice(layout, prediction, ((layout, prediction),), reason, None, constraints, screen=screen)
 
 
 def format_costs(costs: Costs) -> str:

@@ -44,6 +44,8 @@ __all__ = [
     "SamplerRun",
     "run_sampler",
     "cpu_worker_extra",
+    "SerialRun",
+    "run_serial",
     "time_collector",
     "collector_costs",
     "time_env",
@@ -71,6 +73,30 @@ class ProbeSettings:
     # Time a CpuSampler with the run's envs and a copy of its agent; off when no CPU layout is a candidate.
     cpu_sampler: bool = True
     cpu_sampler_seconds: float = 0.3
+
+    def estimate_seconds(
+        self, batch_B: int, batch_T: int, n_sizes: int, cores: int, max_workers: int, env_start_s: float, step_s: float
+    ) -> float:
+        """About how long :func:`measure_costs` takes with these settings, for ``n_sizes`` agent call sizes:
+        each probe's own time, a fork per probe process, and for each sampler it starts, its envs' start
+        (``env_start_s`` each) and its warm-up and at least two timed batches (``step_s`` per env step).
+        ``env_start_s`` and ``step_s`` are a SerialSampler of the run's (:func:`run_serial`, wall clock)."""
+        fork_s = 0.015  # a forked probe process's start and end; round trips and capacity probes read 10-20 ms
+        total = self.env_seconds + n_sizes * self.agent_seconds
+        round_trips = 2 if max_workers > 1 else 1
+        total += round_trips * (self.round_trip_seconds + fork_s)
+        capacity_probes = self.capacity_rounds * (2 if cores > 1 else 1)
+        total += capacity_probes * (self.capacity_seconds + fork_s)
+        n_probe = max(1, min(self.probe_envs, batch_B))
+        samplers = [(n, self.collector_seconds) for n in sorted({max(1, n_probe // 4), n_probe})]
+        if self.served:
+            samplers += [(batch_B, self.served_seconds)] * len({1, max(1, min(max_workers, batch_B))})
+        if self.cpu_sampler and min(max_workers, batch_B) > 1:
+            samplers.append((batch_B, self.cpu_sampler_seconds))
+        for envs, seconds in samplers:
+            batch_s = envs * batch_T * step_s
+            total += envs * env_start_s + batch_s + max(seconds, 2 * batch_s)
+        return total
 
 
 def usable_cores() -> int:
@@ -274,27 +300,53 @@ def capacities(one: CapacityProbe, every: CapacityProbe) -> tuple[float, float]:
     return min(1.0, one.share), min(float(every.processes), every.share * slowdown)
 
 
-def time_collector(
-    EnvCls: Callable[..., Any], env_kwargs: dict[str, Any], agent: Any, n_envs: int, batch_T: int, seconds: float
-) -> float:
-    """CPU seconds per env step of a SerialSampler with ``n_envs`` envs: env, agent and collector together."""
+@dataclass(frozen=True)
+class SerialRun:
+    """A SerialSampler's timed batches (:func:`run_serial`): ``start_s``, the wall seconds its start took
+    (its envs made, the agent initialised), and ``step_s``, seconds per env step by ``clock``."""
+
+    start_s: float
+    step_s: float
+
+
+def run_serial(
+    EnvCls: Callable[..., Any],
+    env_kwargs: dict[str, Any],
+    agent: Any,
+    n_envs: int,
+    batch_T: int,
+    seconds: float,
+    clock: Callable[[], float] = CPU_CLOCK,
+) -> SerialRun:
+    """Sample with a SerialSampler of ``n_envs`` envs and ``agent`` (initialised here: pass a copy) for
+    ``seconds`` by ``clock`` and at least two batches after one warm-up batch: env, agent and collector
+    together."""
     from rlrun.samplers.serial.sampler import SerialSampler
 
+    started = time.perf_counter()
     sampler = SerialSampler(
         EnvCls=EnvCls, env_kwargs=env_kwargs, batch_T=batch_T, batch_B=n_envs, max_decorrelation_steps=0
     )
     sampler.initialize(agent, seed=0)
     try:
+        start_s = time.perf_counter() - started
         agent.sample_mode(0)
         sampler.obtain_samples(0)  # warm-up
         itr, steps = 1, 0
-        start = CPU_CLOCK()
-        while (elapsed := CPU_CLOCK() - start) < seconds or itr < 3:
+        start = clock()
+        while (elapsed := clock() - start) < seconds or itr < 3:
             sampler.obtain_samples(itr)
             itr, steps = itr + 1, steps + n_envs * batch_T
-        return elapsed / steps
+        return SerialRun(start_s, elapsed / steps)
     finally:
         sampler.shutdown()
+
+
+def time_collector(
+    EnvCls: Callable[..., Any], env_kwargs: dict[str, Any], agent: Any, n_envs: int, batch_T: int, seconds: float
+) -> float:
+    """CPU seconds per env step of a SerialSampler with ``n_envs`` envs: env, agent and collector together."""
+    return run_serial(EnvCls, env_kwargs, agent, n_envs, batch_T, seconds).step_s
 
 
 def collector_costs(residuals: dict[int, float], env_s: float) -> tuple[float, float]:

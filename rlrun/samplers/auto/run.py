@@ -23,9 +23,11 @@ def choose_for_run(
     cuda_idx: int | None = None,
     asynchronous: bool = False,
     write: Callable[[str], object] = print,
+    n_steps: int | None = None,
 ) -> Choice:
     """Measure and choose for a run whose sampler section is ``sampler_config`` (its ``batch_B`` and
-    ``batch_T`` are kept); prints the table with ``write``."""
+    ``batch_T`` are kept) and that samples ``n_steps`` env steps (None: measure every layout, however
+    short the run); prints the table with ``write``."""
     import torch
 
     if cuda_idx is not None and not 0 <= cuda_idx < torch.cuda.device_count():
@@ -40,6 +42,7 @@ def choose_for_run(
         AgentCls(**agent_kwargs),
         batch_B,
         batch_T,
+        n_steps=n_steps,
         workers=workers,
         cuda_idx=cuda_idx,
         asynchronous=asynchronous,
