@@ -306,6 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="rounds; each layout's median over them is reported")
     parser.add_argument("--neighbours", type=int, default=2, help="busy processes beside the loaded runs")
     parser.add_argument("--no-loaded", action="store_true", help="only the quiet machine")
+    parser.add_argument("--no-quiet", action="store_true", help="only beside the busy neighbours")
     parser.add_argument("--quick", action="store_true", help="smoke run: 0.3 s per layout, short probes")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--out", default=None, help="also write the report to this file")
@@ -317,6 +318,11 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in names if n not in available]
     if unknown:
         parser.error(f"unknown or unavailable workload(s) {unknown}; choose from {', '.join(available)}")
+    machines = ([] if args.no_quiet else [("quiet", 0)]) + (
+        [] if args.no_loaded else [(f"{args.neighbours} busy neighbours", args.neighbours)]
+    )
+    if not machines:
+        parser.error("--no-quiet and --no-loaded leave nothing to measure")
     signal.signal(signal.SIGTERM, note_stop_signal)
     signal.signal(signal.SIGINT, note_stop_signal)
     header = (
@@ -327,7 +333,6 @@ def main(argv: list[str] | None = None) -> int:
     print(header, flush=True)
     started = time.perf_counter()
     results: list[Result] = []
-    machines = [("quiet", 0)] + ([] if args.no_loaded else [(f"{args.neighbours} busy neighbours", args.neighbours)])
     for name in names:
         for machine, n in machines:
             with Neighbours(n):
