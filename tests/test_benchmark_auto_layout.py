@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -38,6 +39,24 @@ def test_auto_layout_benchmark_quick_reports_every_layout_and_auto_share_quiet_a
     assert re.search(r"auto's probes took \d+\.\d\d s, estimated beforehand at \d+\.\d\d s", text)
     assert re.search(r"the screen: [\d.]+-[\d.]+ s; its estimate / the probes' time: [\d.]+-[\d.]+ \(median [\d.]+\)", text)  # fmt: skip
     assert "choice: " in out.read_text()
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(120)
+def test_auto_layout_benchmark_no_quiet_measures_beside_the_neighbours_alone(tmp_path, run_benchmark):
+    result = run_benchmark(
+        "auto_layout.py", "--quick", "--only", "busy2ms", "--neighbours", "1", "--no-quiet", timeout=110
+    )
+    assert "== busy2ms, 1 busy neighbours" in result.stdout and "== busy2ms, quiet" not in result.stdout
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(60)
+def test_auto_layout_benchmark_refuses_to_measure_nothing():
+    script = str(ROOT / "benchmarks" / "auto_layout.py")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    result = subprocess.run([sys.executable, script, "--no-quiet", "--no-loaded"], capture_output=True, text=True, timeout=50, env=env)  # fmt: skip
+    assert result.returncode == 2 and "--no-quiet and --no-loaded leave nothing to measure" in result.stderr
 
 
 def load_script():
