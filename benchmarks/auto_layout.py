@@ -194,7 +194,7 @@ def run_workload(workload: Workload, machine: str, args: argparse.Namespace) -> 
     screen_started = time.perf_counter()
     screen = screen_run(
         workload.EnvCls, workload.env_kwargs, workload.new_agent(), workload.batch_B, workload.batch_T, 0, cores,
-        len(set(sizes) | {1}), settings,
+        sizes, settings,
     )  # fmt: skip
     screen_s = time.perf_counter() - screen_started
     probes_started = time.perf_counter()

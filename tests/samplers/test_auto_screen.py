@@ -61,15 +61,15 @@ def test_the_probes_estimate_adds_each_probes_time_its_forks_and_its_samplers_st
                              cpu_sampler_seconds=0.3)  # fmt: skip
     # Free envs that start in no time: the probes' own seconds and a fork for each probe process set.
     fixed = 0.2 + 4 * 0.05 + 2 * (0.1 + 0.015) + 6 * (0.2 + 0.015) + 2 * 0.2 + 2 * 0.2 + 0.3
-    assert settings.estimate_seconds(8, 32, 4, 2, 2, 0.0, 0.0) == pytest.approx(fixed)
+    assert settings.estimate_seconds(8, 32, [1, 2, 4, 8], 2, 2, 0.0, 0.0) == pytest.approx(fixed)
     # Envs of 10 ms to start, in 2 + 8 (collectors), 2 x 8 (served) and 8 (CpuSampler) of them.
-    assert settings.estimate_seconds(8, 32, 4, 2, 2, 0.01, 0.0) == pytest.approx(fixed + 34 * 0.01)
+    assert settings.estimate_seconds(8, 32, [1, 2, 4, 8], 2, 2, 0.01, 0.0) == pytest.approx(fixed + 34 * 0.01)
     # Batches slower than the probes' time: a warm-up and two timed batches each.
-    slow = settings.estimate_seconds(8, 32, 4, 2, 2, 0.0, 0.01)
+    slow = settings.estimate_seconds(8, 32, [1, 2, 4, 8], 2, 2, 0.0, 0.01)
     batches = sum(3 * n * 32 * 0.01 for n in (2, 8, 8, 8, 8))
     assert slow == pytest.approx(fixed - (2 * 0.2 + 2 * 0.2 + 0.3) + batches)
     # No served or CPU layout allowed, one core: those probes are not counted.
-    alone = ProbeSettings(served=False, cpu_sampler=False).estimate_seconds(8, 32, 1, 1, 1, 0.0, 0.0)
+    alone = ProbeSettings(served=False, cpu_sampler=False).estimate_seconds(8, 32, [1], 1, 1, 0.0, 0.0)
     assert alone == pytest.approx(0.2 + 0.05 + 0.1 + 0.015 + 3 * (0.2 + 0.015) + 2 * 0.2)
 
 

@@ -13,7 +13,6 @@ batches' speed with the prediction, and :mod:`.project` prints predictions for c
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from collections.abc import Callable
 from typing import Any
@@ -89,10 +88,7 @@ def auto_layout(
     sizes = call_sizes(batch_B, max_workers)
     screen = None
     if n_steps is not None and cuda_idx is None and "serial" in kinds and workers is None:
-        n_sizes = len(set(sizes) | {1})  # measure_costs times size 1 too
-        screen = screen_run(
-            EnvCls, env_kwargs, copy.deepcopy(agent), batch_B, batch_T, n_steps, max_workers, n_sizes, settings
-        )
+        screen = screen_run(EnvCls, env_kwargs, agent, batch_B, batch_T, n_steps, max_workers, sizes, settings)
         if not screen.worth_probing:
             return serial_from_screen(screen, constraints)
     costs = measure_costs(EnvCls, env_kwargs, agent, sizes, batch_T, max_workers, cuda_idx, settings)

@@ -34,6 +34,7 @@ from rlrun.samplers.auto.cost_model import AgentCost, Costs, cpu_worker_parts, s
 
 __all__ = [
     "ProbeSettings",
+    "probe_sizes",
     "measure_costs",
     "time_capacity",
     "CapacityProbe",
@@ -75,14 +76,21 @@ class ProbeSettings:
     cpu_sampler_seconds: float = 0.3
 
     def estimate_seconds(
-        self, batch_B: int, batch_T: int, n_sizes: int, cores: int, max_workers: int, env_start_s: float, step_s: float
+        self,
+        batch_B: int,
+        batch_T: int,
+        batch_sizes: Iterable[int],
+        cores: int,
+        max_workers: int,
+        env_start_s: float,
+        step_s: float,
     ) -> float:
-        """About how long :func:`measure_costs` takes with these settings, for ``n_sizes`` agent call sizes:
-        each probe's own time, a fork per probe process, and for each sampler it starts, its envs' start
-        (``env_start_s`` each) and its warm-up and at least two timed batches (``step_s`` per env step).
-        ``env_start_s`` and ``step_s`` are a SerialSampler of the run's (:func:`run_serial`, wall clock)."""
+        """About how long :func:`measure_costs` takes with these settings and the same ``batch_sizes``,
+        ``cores`` and ``max_workers``: each probe's own time, a fork per probe process, and for each sampler
+        it starts, its envs' start (``env_start_s`` each) and its warm-up and at least two timed batches
+        (``step_s`` per env step), as a SerialSampler of the run's measured them (:func:`run_serial`)."""
         fork_s = 0.015  # a forked probe process's start and end; round trips and capacity probes read 10-20 ms
-        total = self.env_seconds + n_sizes * self.agent_seconds
+        total = self.env_seconds + len(probe_sizes(batch_sizes)) * self.agent_seconds
         round_trips = 2 if max_workers > 1 else 1
         total += round_trips * (self.round_trip_seconds + fork_s)
         capacity_probes = self.capacity_rounds * (2 if cores > 1 else 1)
@@ -97,6 +105,11 @@ class ProbeSettings:
             batch_s = envs * batch_T * step_s
             total += envs * env_start_s + batch_s + max(seconds, 2 * batch_s)
         return total
+
+
+def probe_sizes(batch_sizes: Iterable[int]) -> list[int]:
+    """The batch sizes :func:`measure_costs` times the agent at: the layouts' call sizes, and 1."""
+    return sorted(set(batch_sizes) | {1})
 
 
 def usable_cores() -> int:
@@ -551,7 +564,7 @@ def measure_costs(
             probe = copy.deepcopy(agent)
             probe.initialize(env.spaces, share_memory=False)
             probe.sample_mode(0)
-            sizes = sorted(set(batch_sizes) | {1})
+            sizes = probe_sizes(batch_sizes)
             agent_cpu = time_agent(probe, env, sizes, settings.agent_seconds)
             n_probe = max(1, min(settings.probe_envs, max(sizes)))
             n_small = max(1, n_probe // 4)

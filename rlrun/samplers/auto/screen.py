@@ -29,12 +29,13 @@ CPU, which the bound does not cover.
 
 from __future__ import annotations
 
+import copy
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from rlrun.samplers.auto.measure import ProbeSettings, run_serial, time_env
+from rlrun.samplers.auto.measure import ProbeSettings, run_serial, time_env, usable_cores
 
 __all__ = ["PAYBACK", "Screen", "screen_run"]
 
@@ -50,7 +51,7 @@ class Screen:
     n_steps: int  # env steps the run samples
     step_s: float  # wall seconds per env step of its SerialSampler, here and now
     start_s: float  # wall seconds the SerialSampler took to start (envs made, agent initialised)
-    cores: int  # the most workers a layout may have
+    cores: int  # the most workers a layout may have: C in the bound
     probe_s: float  # what the full probes would take, estimated (ProbeSettings.estimate_seconds)
     lower_bound: bool = False  # step_s is one env step alone, in CPU time: less than serial's step
 
@@ -90,13 +91,18 @@ def screen_run(
     batch_B: int,
     batch_T: int,
     n_steps: int,
-    cores: int,
-    n_sizes: int,
+    max_workers: int,
+    batch_sizes: Iterable[int],
     settings: ProbeSettings,
 ) -> Screen:
     """Bound the run's sampling time by one env step, and where that does not settle it time the run's
-    SerialSampler (``agent`` is a copy, initialised here); estimate the full probes' time for ``n_sizes``
-    agent call sizes (:class:`Screen`)."""
+    SerialSampler (with a copy of ``agent``, which stays untouched); estimate what :func:`measure_costs`
+    would take with the same ``batch_sizes`` and ``max_workers`` (:class:`Screen`)."""
+    cores = usable_cores()
+
+    def estimate(env_start_s: float, step_s: float) -> float:
+        return settings.estimate_seconds(batch_B, batch_T, batch_sizes, cores, max_workers, env_start_s, step_s)
+
     started = time.perf_counter()
     env = EnvCls(**env_kwargs)
     try:
@@ -104,10 +110,10 @@ def screen_run(
         env_s, _, _ = time_env(env, BOUND_SECONDS)
     finally:
         env.close()
-    probe_s = settings.estimate_seconds(batch_B, batch_T, n_sizes, cores, cores, make_s, env_s)
-    bound = Screen(n_steps, env_s, make_s, cores, probe_s, lower_bound=True)
+    bound = Screen(n_steps, env_s, make_s, max_workers, estimate(make_s, env_s), lower_bound=True)
     if bound.worth_probing:
         return bound
-    run = run_serial(EnvCls, env_kwargs, agent, batch_B, batch_T, SCREEN_SECONDS, clock=time.perf_counter)
-    probe_s = settings.estimate_seconds(batch_B, batch_T, n_sizes, cores, cores, run.start_s / batch_B, run.step_s)
-    return Screen(n_steps, run.step_s, run.start_s, cores, probe_s)
+    run = run_serial(
+        EnvCls, env_kwargs, copy.deepcopy(agent), batch_B, batch_T, SCREEN_SECONDS, clock=time.perf_counter
+    )
+    return Screen(n_steps, run.step_s, run.start_s, max_workers, estimate(run.start_s / batch_B, run.step_s))
